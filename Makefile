@@ -1,0 +1,30 @@
+# Set-up is two commands: `make demo` and `make test`. Each creates .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test test-slow bench typecheck
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[gymnax,hub,train]"
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@ $(VENV)/.demo-installed
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/parallax-zoo demo
+
+test: $(VENV)/.dev-installed
+	$(BIN)/python -m pytest -q
+
+test-slow: $(VENV)/.dev-installed
+	$(BIN)/python -m pytest -q --run-slow
+
+typecheck: $(VENV)/.dev-installed
+	$(BIN)/pyright

@@ -1,0 +1,56 @@
+"""Parallax: a minimal, pure-functional protocol for JAX RL environments (seed 000).
+
+Importing it loads jax and nothing heavier; adapters import their foreign
+package only when used.
+"""
+
+from parallax import spaces
+from parallax.checker import ProtocolError, check_env
+from parallax.core import (
+    Agents,
+    BaseEnv,
+    Env,
+    MARLEnv,
+    MARLState,
+    MARLVectorEnv,
+    State,
+    VectorEnv,
+)
+from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space, stack_space
+from parallax.wrappers import (
+    AutoResetWrapper,
+    EpisodeStats,
+    RecordEpisodeStatistics,
+    TimeLimit,
+    VmapWrapper,
+    Wrapper,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agents",
+    "AutoResetWrapper",
+    "BaseEnv",
+    "Box",
+    "Discrete",
+    "Env",
+    "EpisodeStats",
+    "MARLEnv",
+    "MARLState",
+    "MARLVectorEnv",
+    "MultiBinary",
+    "MultiDiscrete",
+    "ProtocolError",
+    "PyTreeSpace",
+    "RecordEpisodeStatistics",
+    "Space",
+    "State",
+    "TimeLimit",
+    "VectorEnv",
+    "VmapWrapper",
+    "Wrapper",
+    "check_env",
+    "spaces",
+    "stack_space",
+]

@@ -1,0 +1,236 @@
+"""`check_env`: verifies what the protocol lets us verify about an environment.
+
+It runs the env eagerly, under `jit`, `vmap` and `lax.scan`, and raises a
+`ProtocolError` naming the rule broken, the field and the step. The rules
+checked are DESIGN.md section 4's: a stable treedef and dtypes, spaces that
+contain what the env emits, `step_count` incrementing, determinism for equal
+keys, and for multi-agent envs seed 000's rules 1-6.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, PRNGKeyArray
+
+from parallax.core import MARLState, State, is_key
+from parallax.spaces import Discrete, Space
+
+
+class ProtocolError(Exception):
+    """An environment broke a protocol rule; `rule`, `field` and `step` say which, where and when."""
+
+    def __init__(self, rule: str, field: str, message: str, step: int | None = None):
+        self.rule, self.field, self.step = rule, field, step
+        when = "at reset" if step is None else f"at step {step}"
+        super().__init__(f"[{rule}] field '{field}' {when}: {message}")
+
+
+def _signature(tree: Any) -> tuple:
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return treedef, tuple((tuple(jnp.shape(x)), jnp.result_type(x)) for x in leaves)
+
+
+def _describe_difference(expected: tuple, got: tuple) -> str:
+    if expected[0] != got[0]:
+        return f"tree structure changed from {expected[0]} to {got[0]}"
+    for i, (a, b) in enumerate(zip(expected[1], got[1])):
+        if a != b:
+            return f"leaf {i} changed from shape/dtype {a} to {b}"
+    return "signature changed"
+
+
+def _comparable(tree: Any) -> Any:
+    return jax.tree_util.tree_map(
+        lambda x: jax.random.key_data(x) if jax.dtypes.issubdtype(jnp.result_type(x), jax.dtypes.prng_key) else x,
+        tree,
+    )
+
+
+def _trees_equal(a: Any, b: Any) -> Array:
+    a_leaves = jax.tree_util.tree_leaves(_comparable(a))
+    b_leaves = jax.tree_util.tree_leaves(_comparable(b))
+    equal = jnp.asarray(True)
+    for x, y in zip(a_leaves, b_leaves):
+        equal = equal & jnp.array_equal(x, y, equal_nan=jnp.issubdtype(jnp.result_type(x), jnp.inexact))
+    return equal
+
+
+def _action_mask(state: Any) -> Array | None:
+    if isinstance(state, MARLState):
+        return state.agents.action_mask
+    return getattr(state, "action_mask", None)
+
+
+def _random_action(space: Space, state: Any, key: PRNGKeyArray) -> Any:
+    """A random action; uniform over the legal ones where the state carries an action mask."""
+    mask = _action_mask(state)
+    if mask is not None and isinstance(space, Discrete):
+        logits = jnp.where(mask, 0.0, -jnp.inf)
+        return jax.random.categorical(key, logits).astype(space.dtype)
+    return space.sample(key=key)
+
+
+def _check_spaces(env: Any) -> None:
+    for name in ("action_space", "observation_space"):
+        space = getattr(env, name, None)
+        if space is None:
+            raise ProtocolError("spaces", name, f"{type(env).__name__} has no {name}")
+        for attr in ("shape", "dtype", "sample", "contains"):
+            if not hasattr(space, attr):
+                raise ProtocolError("spaces", name, f"{space!r} has no '{attr}'")
+        try:
+            hash(space)
+        except TypeError:
+            raise ProtocolError("spaces", name, f"{space!r} is not hashable, so it cannot be a static jit argument") from None
+        if space != space:
+            raise ProtocolError("spaces", name, f"{space!r} does not compare equal to itself")
+
+
+def _check_fields(env: Any, state: Any, step: int | None) -> None:
+    """Types, dtypes and shapes of the fields every state must have."""
+    multi_agent = hasattr(env, "num_agents")
+    expected_type = MARLState if multi_agent else State
+    if not isinstance(state, expected_type):
+        raise ProtocolError(
+            "state type", "state", f"expected a {expected_type.__name__} (or subclass), got {type(state).__name__}", step
+        )
+    for name in ("termination", "truncation"):
+        value = getattr(state, name)
+        if jnp.shape(value) != () or jnp.result_type(value) != jnp.bool_:
+            rule = "rule 6" if multi_agent else "flags"
+            raise ProtocolError(
+                rule, name, f"must be an episode-level bool scalar, got {jnp.result_type(value)}{jnp.shape(value)}", step
+            )
+    if jnp.shape(state.step_count) != () or not jnp.issubdtype(jnp.result_type(state.step_count), jnp.integer):
+        raise ProtocolError("step_count", "step_count", f"must be an int scalar, got {jnp.result_type(state.step_count)}", step)
+    if not is_key(state.key):
+        raise ProtocolError("key", "key", f"must be a PRNG key, got {jnp.result_type(state.key)}", step)
+    if multi_agent:
+        n = env.num_agents
+        agents = state.agents
+        if jnp.shape(agents.active) != (n,) or jnp.result_type(agents.active) != jnp.bool_:
+            raise ProtocolError("agents", "agents.active", f"must be bool of shape ({n},), got {jnp.result_type(agents.active)}{jnp.shape(agents.active)}", step)
+        if jnp.shape(agents.reward) != (n,) or not jnp.issubdtype(jnp.result_type(agents.reward), jnp.floating):
+            raise ProtocolError("agents", "agents.reward", f"must be float of shape ({n},), got {jnp.result_type(agents.reward)}{jnp.shape(agents.reward)}", step)
+        for leaf in jax.tree_util.tree_leaves(agents.observation):
+            if jnp.shape(leaf)[:1] != (n,):
+                raise ProtocolError("agents", "agents.observation", f"must lead with num_agents={n}, got shape {jnp.shape(leaf)}", step)
+    else:
+        if jnp.shape(state.reward) != () or not jnp.issubdtype(jnp.result_type(state.reward), jnp.floating):
+            raise ProtocolError("reward", "reward", f"must be a float scalar, got {jnp.result_type(state.reward)}{jnp.shape(state.reward)}", step)
+
+
+def _observation(state: Any) -> Any:
+    return state.agents.observation if isinstance(state, MARLState) else state.observation
+
+
+def _step_violations(env: Any, state: Any, key: PRNGKeyArray) -> tuple[Any, dict[str, Array]]:
+    """One checked step: the next state and a flag per rule, true where the rule broke."""
+    action_key, other_key, reset_key = jax.random.split(key, 3)
+    action = _random_action(env.action_space, state, action_key)
+    next_state = env.step(state, action)
+    again = env.step(state, action)
+    flags: dict[str, Array] = {
+        "action_space/action": ~env.action_space.contains(action),
+        "observation_space/observation": ~env.observation_space.contains(_observation(next_state)),
+        "step_count increments/step_count": next_state.step_count != state.step_count + 1,
+        "determinism/state": ~_trees_equal(next_state, again),
+    }
+    if isinstance(state, MARLState):
+        active = state.agents.active
+        other = _random_action(env.action_space, state, other_key)
+        mixed = jax.tree_util.tree_map(
+            lambda a, b: jnp.where(jnp.reshape(active, active.shape + (1,) * (a.ndim - 1)), a, b), action, other
+        )
+        with_other = env.step(state, mixed)
+        agents = next_state.agents
+        flags["rule 1/action (inactive slots)"] = ~_trees_equal(next_state, with_other)
+        flags.update(_agent_rule_violations(agents, previous_active=active))
+    fresh = env.reset(key=reset_key)
+    following = jax.tree_util.tree_map(
+        lambda a, b: jnp.where(jnp.reshape(next_state.done, (1,) * jnp.ndim(a)), a, b), fresh, next_state
+    )
+    return following, flags
+
+
+def _agent_rule_violations(agents: Any, previous_active: Array | None) -> dict[str, Array]:
+    active = agents.active
+    inactive_obs_nonzero = jnp.asarray(False)
+    for leaf in jax.tree_util.tree_leaves(agents.observation):
+        per_agent = jnp.reshape(leaf != 0, (leaf.shape[0], -1)).any(axis=1)
+        inactive_obs_nonzero = inactive_obs_nonzero | jnp.any(per_agent & ~active)
+    flags = {"rule 2/agents.observation (inactive slots must be zeros)": inactive_obs_nonzero}
+    if previous_active is not None:
+        flags["rule 3/agents.reward (slots inactive on the previous step must be zeros)"] = jnp.any(
+            (agents.reward != 0) & ~previous_active
+        )
+    else:
+        flags["rule 3/agents.reward (must be zeros at reset)"] = jnp.any(agents.reward != 0)
+    if agents.action_mask is not None:
+        flags["rule 4/agents.action_mask (every slot needs a legal action)"] = ~jnp.all(
+            jnp.reshape(agents.action_mask, (active.shape[0], -1)).any(axis=1)
+        )
+    return flags
+
+
+def _raise_first(flags: dict[str, np.ndarray], step_offset: int) -> None:
+    first: tuple[int, str] | None = None
+    for name, values in flags.items():
+        hits = np.flatnonzero(np.asarray(values))
+        if hits.size and (first is None or hits[0] < first[0]):
+            first = (int(hits[0]), name)
+    if first is not None:
+        step, name = first
+        rule, field = name.split("/", 1)
+        raise ProtocolError(rule, field, "violated", step + step_offset)
+
+
+def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
+    """Check `env` against the protocol; raise `ProtocolError` at the first violation.
+
+    Runs `num_steps` random (legal, where masked) steps under `lax.scan`,
+    resetting finished episodes, plus eager, `jit` and `vmap` calls.
+    """
+    _check_spaces(env)
+    key = jax.random.key(seed)
+    reset_key, step_key, scan_key = jax.random.split(key, 3)
+
+    state = env.reset(key=reset_key)
+    _check_fields(env, state, None)
+    if int(state.step_count) != 0:
+        raise ProtocolError("step_count", "step_count", f"must be 0 after reset, got {int(state.step_count)}")
+    if not _trees_equal(state, env.reset(key=reset_key)):
+        raise ProtocolError("determinism", "state", "two resets with the same key returned different states")
+    if not bool(env.observation_space.contains(_observation(state))):
+        raise ProtocolError("observation_space", "observation", "the observation space does not contain the reset observation")
+    if isinstance(state, MARLState):
+        _raise_first({k: np.asarray(v)[None] for k, v in _agent_rule_violations(state.agents, None).items()}, 0)
+
+    expected = _signature(state)
+    next_state, _ = _step_violations(env, state, step_key)
+    _check_fields(env, next_state, 1)
+    for got, how in (
+        (_signature(next_state), "step"),
+        (_signature(jax.jit(lambda k: env.reset(key=k))(reset_key)), "jit(reset)"),
+        (_signature(jax.jit(env.step)(state, _random_action(env.action_space, state, step_key))), "jit(step)"),
+    ):
+        if got != expected:
+            raise ProtocolError("stable pytree", "state", f"{how} differs from reset: {_describe_difference(expected, got)}")
+
+    batched = jax.vmap(lambda k: env.reset(key=k))(jax.random.split(reset_key, 2))
+    for leaf, (shape, dtype) in zip(jax.tree_util.tree_leaves(batched), expected[1]):
+        if (tuple(jnp.shape(leaf)), jnp.result_type(leaf)) != ((2, *shape), dtype):
+            raise ProtocolError("stable pytree", "state", f"vmap(reset) gave leaf {jnp.shape(leaf)} {jnp.result_type(leaf)}, expected (2, *{shape}) {dtype}")
+
+    def body(carry: Any, step_key: PRNGKeyArray) -> tuple[Any, dict[str, Array]]:
+        return _step_violations(env, carry, step_key)
+
+    try:
+        _, flags = jax.jit(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, num_steps)))(state, scan_key)
+    except (TypeError, ValueError) as error:
+        raise ProtocolError("stable pytree", "state", f"lax.scan over step failed: {error}") from error
+    _raise_first({k: np.asarray(v) for k, v in flags.items()}, 1)

@@ -1,0 +1,279 @@
+"""Wrappers: batching, time limits, automatic resets and episode statistics.
+
+Every wrapper returns the state type of the env it wraps, so a `State`
+subclass keeps its extra fields, for JAX and for type checkers alike.
+`reset` passes `state=` and `done=` through to a `VmapWrapper` further in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Generic, cast
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
+
+from parallax.core import BaseEnv, EitherStateT, MARLState, State, require_key, split_key
+from parallax.spaces import Space, check_action
+
+
+def _where_done(done: Array, on_done: Any, otherwise: Any) -> Any:
+    """Leafwise `jnp.where(done, on_done, otherwise)`, `done` broadcast over trailing axes."""
+
+    def select(a: Array, b: Array) -> Array:
+        mask = jnp.reshape(done, done.shape + (1,) * (jnp.ndim(a) - done.ndim))
+        return jnp.where(mask, a, b)
+
+    return jax.tree_util.tree_map(select, on_done, otherwise)
+
+
+class Wrapper(Generic[EitherStateT]):
+    """Base class: forwards everything to `env`; subclasses override what they change.
+
+    The spaces and `num_agents` are forwarded as typed properties; any other
+    attribute is looked up on the wrapped env at runtime.
+    """
+
+    def __init__(self, env: BaseEnv[EitherStateT]):
+        self.env = env
+
+    @property
+    def action_space(self) -> Space:
+        return self.env.action_space
+
+    @property
+    def observation_space(self) -> Space:
+        return self.env.observation_space
+
+    @property
+    def num_agents(self) -> int:
+        return cast(Any, self.env).num_agents
+
+    @property
+    def unwrapped(self) -> Any:
+        """The innermost environment."""
+        env: Any = self.env
+        while isinstance(env, Wrapper):
+            env = env.env
+        return env
+
+    def reset(self, *, key: PRNGKeyArray, **kwargs: Any) -> EitherStateT:
+        return cast(Any, self.env).reset(key=key, **kwargs)
+
+    def step(self, state: EitherStateT, action: Array) -> EitherStateT:
+        return self.env.step(state, action)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.env!r})"
+
+
+class VmapWrapper(Wrapper[EitherStateT]):
+    """Steps `num_envs` copies of an env with `jax.vmap`, and resets selectively.
+
+    `reset(key=k)` resets every env; `reset(key=k, state=s, done=d)` resets only
+    the envs where `d` is true and leaves the others bit-identical, so terminal
+    observations can be read from `s` before the reset. `key` is one key (split
+    across the envs) or one key per env.
+    """
+
+    def __init__(self, env: BaseEnv[EitherStateT], num_envs: int):
+        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+            raise ValueError(f"VmapWrapper needs num_envs to be an int >= 1, got {num_envs!r}")
+        super().__init__(env)
+        self._num_envs = num_envs
+
+    @property
+    def num_envs(self) -> int:
+        return self._num_envs
+
+    def reset(
+        self,
+        *,
+        key: PRNGKeyArray,
+        state: EitherStateT | None = None,
+        done: Bool[Array, " num_envs"] | None = None,
+    ) -> EitherStateT:
+        require_key(key, "VmapWrapper.reset")
+        if (state is None) != (done is None):
+            given, missing = ("state", "done") if done is None else ("done", "state")
+            raise ValueError(
+                f"VmapWrapper.reset: selective reset needs both state= and done=; got {given}= without {missing}=. "
+                "Pass both to reset only the finished envs, or neither to reset them all."
+            )
+        keys = self._per_env_keys(key)
+        fresh = jax.vmap(lambda k: self.env.reset(key=k))(keys)
+        if state is None or done is None:
+            return fresh
+        done = jnp.asarray(done)
+        if done.shape != (self.num_envs,) or done.dtype != jnp.bool_:
+            raise ValueError(
+                f"VmapWrapper.reset: done must be a bool array of shape ({self.num_envs},), "
+                f"got {done.dtype} of shape {done.shape}."
+            )
+        return _where_done(done, fresh, state)
+
+    def step(self, state: EitherStateT, action: Array) -> EitherStateT:
+        check_action(self.action_space, action, (self.num_envs,), where="VmapWrapper.step")
+        return jax.vmap(self.env.step)(state, action)
+
+    def _per_env_keys(self, key: PRNGKeyArray) -> PRNGKeyArray:
+        typed = jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
+        batch_shape = key.shape if typed else key.shape[:-1]
+        if batch_shape == ():
+            return jax.random.split(key, self.num_envs)
+        if batch_shape == (self.num_envs,):
+            return key
+        raise ValueError(
+            f"VmapWrapper.reset: key must be a single key or one key per env, shape ({self.num_envs},); "
+            f"got key batch shape {batch_shape}."
+        )
+
+    def __repr__(self) -> str:
+        return f"VmapWrapper({self.env!r}, num_envs={self.num_envs})"
+
+
+class TimeLimit(Wrapper[EitherStateT]):
+    """Sets `truncation` once `step_count` reaches `max_steps`."""
+
+    def __init__(self, env: BaseEnv[EitherStateT], max_steps: int):
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"TimeLimit needs max_steps to be an int >= 1, got {max_steps!r}")
+        super().__init__(env)
+        self.max_steps = max_steps
+
+    def step(self, state: EitherStateT, action: Array) -> EitherStateT:
+        next_state = self.env.step(state, action)
+        truncation = next_state.truncation | (next_state.step_count >= self.max_steps)
+        return dataclasses.replace(next_state, truncation=truncation)
+
+    def __repr__(self) -> str:
+        return f"TimeLimit({self.env!r}, max_steps={self.max_steps})"
+
+
+class AutoResetWrapper(Wrapper[EitherStateT]):
+    """Starts a new episode as soon as one ends, inside or outside `VmapWrapper`.
+
+    On the step that ends an episode the returned state carries that step's
+    reward, `termination`, `truncation` and `info`, and everything else
+    (observation, env_state, step_count, the agents' observations and masks)
+    from a fresh reset: the terminal observation is replaced. Use
+    `VmapWrapper`'s selective reset instead where the terminal observation is
+    needed. The key advances on every step and through every reset.
+    """
+
+    def step(self, state: EitherStateT, action: Array) -> EitherStateT:
+        step_key, reset_key = split_key(state.key)
+        next_state = self.env.step(dataclasses.replace(state, key=step_key), action)
+        fresh = cast(Any, self.env).reset(key=reset_key)
+        if isinstance(next_state, MARLState):
+            agents = dataclasses.replace(fresh.agents, reward=next_state.agents.reward)
+            restarted = dataclasses.replace(fresh, agents=agents)
+        else:
+            restarted = dataclasses.replace(fresh, reward=cast(State, next_state).reward)
+        restarted = dataclasses.replace(
+            restarted,
+            termination=next_state.termination,
+            truncation=next_state.truncation,
+            info=next_state.info,
+        )
+        return _where_done(next_state.done, restarted, next_state)
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class EpisodeStats:
+    """Running and last-finished episode return and length (per agent for multi-agent envs)."""
+
+    episode_return: Float[Array, "..."]
+    episode_length: Int[Array, "..."]
+    current_return: Float[Array, "..."]
+    current_length: Int[Array, "..."]
+    finished: Bool[Array, "..."]
+
+
+class RecordEpisodeStatistics(Wrapper[EitherStateT]):
+    """Keeps `info["episode"]`: an `EpisodeStats` with the return and length of the last finished episode.
+
+    `finished` is true on the step that ends an episode, when `episode_return`
+    and `episode_length` have just been updated. Works inside or outside
+    `VmapWrapper`, and across its selective resets.
+    """
+
+    KEY = "episode"
+
+    def reset(
+        self,
+        *,
+        key: PRNGKeyArray,
+        state: EitherStateT | None = None,
+        done: Bool[Array, "..."] | None = None,
+    ) -> EitherStateT:
+        if state is None or done is None:
+            kwargs: dict[str, Any] = {} if state is None and done is None else {"state": state, "done": done}
+            fresh = cast(Any, self.env).reset(key=key, **kwargs)
+            return self._with_stats(fresh, self._zero_stats(fresh))
+        fresh = cast(Any, self.env).reset(key=key, state=self._without_stats(state), done=done)
+        old: EpisodeStats = state.info[self.KEY]
+        zero_current = EpisodeStats(
+            episode_return=old.episode_return,
+            episode_length=old.episode_length,
+            current_return=jnp.zeros_like(old.current_return),
+            current_length=jnp.zeros_like(old.current_length),
+            finished=jnp.zeros_like(old.finished),
+        )
+        return self._with_stats(fresh, _where_done(jnp.asarray(done), zero_current, old))
+
+    def step(self, state: EitherStateT, action: Array) -> EitherStateT:
+        stats: EpisodeStats = state.info[self.KEY]
+        next_state = self.env.step(self._without_stats(state), action)
+        current_return = stats.current_return + _reward(next_state)
+        current_length = stats.current_length + 1
+        done = next_state.done
+        updated = EpisodeStats(
+            episode_return=_where_done(done, current_return, stats.episode_return),
+            episode_length=_where_done(done, current_length, stats.episode_length),
+            current_return=_where_done(done, jnp.zeros_like(current_return), current_return),
+            current_length=_where_done(done, jnp.zeros_like(current_length), current_length),
+            finished=done,
+        )
+        return self._with_stats(next_state, updated)
+
+    def _zero_stats(self, state: EitherStateT) -> EpisodeStats:
+        reward = _reward(state)
+        return EpisodeStats(
+            episode_return=jnp.zeros_like(reward),
+            episode_length=jnp.zeros_like(state.step_count),
+            current_return=jnp.zeros_like(reward),
+            current_length=jnp.zeros_like(state.step_count),
+            finished=jnp.zeros_like(state.done),
+        )
+
+    def _with_stats(self, state: EitherStateT, stats: EpisodeStats) -> EitherStateT:
+        return dataclasses.replace(state, info={**state.info, self.KEY: stats})
+
+    def _without_stats(self, state: EitherStateT) -> EitherStateT:
+        info = {k: v for k, v in state.info.items() if k != self.KEY}
+        return dataclasses.replace(state, info=info)
+
+
+def _reward(state: State | MARLState) -> Array:
+    """The reward to accumulate: the scalar one, or the per-agent slots."""
+    if isinstance(state, MARLState):
+        return state.agents.reward
+    return state.reward
+
+
+__all__ = [
+    "AutoResetWrapper",
+    "EpisodeStats",
+    "RecordEpisodeStatistics",
+    "TimeLimit",
+    "VmapWrapper",
+    "Wrapper",
+]

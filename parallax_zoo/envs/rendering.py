@@ -1,0 +1,92 @@
+"""Drawing primitives for `env.render(state)`, and frames to GIF.
+
+Renders are pure `jnp` functions of the state returning `uint8[H, W, 3]`, so a
+whole episode can be rendered under `jit`/`vmap`/`scan`. Shapes are static:
+the canvas size is fixed by the env's config.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, UInt8
+
+Color = tuple[int, int, int]
+
+WHITE: Color = (255, 255, 255)
+BLACK: Color = (0, 0, 0)
+GREY: Color = (200, 200, 200)
+GREEN: Color = (46, 160, 67)
+RED: Color = (214, 39, 40)
+BLUE: Color = (31, 119, 180)
+ORANGE: Color = (255, 127, 14)
+YELLOW: Color = (240, 200, 40)
+PURPLE: Color = (148, 103, 189)
+PALETTE: tuple[Color, ...] = (BLUE, ORANGE, GREEN, RED, PURPLE, YELLOW)
+
+Image = UInt8[Array, "height width 3"]
+
+
+def canvas(height: int, width: int, color: Color = WHITE) -> Image:
+    """A blank image."""
+    return jnp.broadcast_to(jnp.asarray(color, jnp.uint8), (height, width, 3))
+
+
+def _pixel_grid(image: Image) -> tuple[Array, Array]:
+    rows = jnp.arange(image.shape[0])[:, None]
+    cols = jnp.arange(image.shape[1])[None, :]
+    return rows, cols
+
+
+def paint(image: Image, mask: Array, color: Color, where: Array | bool = True) -> Image:
+    """Colour the pixels in `mask` (boolean `[H, W]`) where `where` holds."""
+    return jnp.where((mask & where)[..., None], jnp.asarray(color, jnp.uint8), image)
+
+
+def fill_rect(image: Image, top: Array | int, left: Array | int, height: Array | int, width: Array | int,
+              color: Color, where: Array | bool = True) -> Image:
+    """Fill the rectangle of `height x width` pixels whose top-left corner is (`top`, `left`)."""
+    rows, cols = _pixel_grid(image)
+    mask = (rows >= top) & (rows < top + height) & (cols >= left) & (cols < left + width)
+    return paint(image, mask, color, where)
+
+
+def fill_circle(image: Image, center_row: Array | float, center_col: Array | float, radius: Array | float,
+                color: Color, where: Array | bool = True) -> Image:
+    """Fill a disc; centre and radius in pixels, fractional values allowed."""
+    rows, cols = _pixel_grid(image)
+    mask = (rows + 0.5 - center_row) ** 2 + (cols + 0.5 - center_col) ** 2 <= radius**2
+    return paint(image, mask, color, where)
+
+
+def grid_lines(image: Image, cell: int, color: Color = GREY) -> Image:
+    """Draw the lines of a grid of `cell`-pixel squares."""
+    rows, cols = _pixel_grid(image)
+    return paint(image, (rows % cell == 0) | (cols % cell == 0), color)
+
+
+def save_gif(frames: Sequence[np.ndarray] | np.ndarray, path: str | os.PathLike, fps: int = 8) -> Path:
+    """Write `frames` (`uint8[T, H, W, 3]`) as a looping GIF; written to a temporary file, then renamed."""
+    from PIL import Image as PILImage
+
+    frames = np.asarray(frames, dtype=np.uint8)
+    if frames.ndim != 4 or frames.shape[-1] != 3 or len(frames) == 0:
+        raise ValueError(f"save_gif expects frames of shape (T, H, W, 3) with T >= 1, got {frames.shape}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    images = [PILImage.fromarray(frame) for frame in frames]
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        images[0].save(temporary, format="GIF", save_all=True, append_images=images[1:],
+                       duration=max(1, round(1000 / fps)), loop=0)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
