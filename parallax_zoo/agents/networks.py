@@ -1,0 +1,225 @@
+"""Policy and value networks (Flax linen MLPs) and the action head chosen by the action space.
+
+`ActorCritic` is the static description of both networks: hashable, so it can
+be a `jit` static argument or a pytree's metadata. Observations arrive per
+agent slot, `[..., num_agents, obs_dim]`; single-agent envs have one slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, PRNGKeyArray
+
+from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, Space
+from parallax_zoo.agents.distributions import Categorical, DiagGaussian, Distribution, MultiCategorical, mask_logits
+
+Params = dict[str, Any]
+
+ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu, "gelu": nn.gelu, "silu": nn.silu}
+
+
+@dataclass(frozen=True)
+class ActionHead:
+    """How one agent's action space maps to network outputs and back to env actions.
+
+    `kind` is "categorical" (one `Discrete`), "multi_categorical" (`MultiDiscrete`,
+    `MultiBinary` or a shaped `Discrete`; `nvec` per component) or "gaussian"
+    (`Box`; flat actions clipped to `low`/`high` before they reach the env).
+    """
+
+    kind: Literal["categorical", "multi_categorical", "gaussian"]
+    nvec: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: str
+    low: tuple[float, ...] = ()
+    high: tuple[float, ...] = ()
+
+    @property
+    def flat_size(self) -> int:
+        """Number of action components (1 for a single categorical choice)."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def to_env(self, action: Array) -> Array:
+        """Turn network actions `[..., flat]` (or `[...]` for categorical) into env actions of `shape`."""
+        if self.kind == "categorical":
+            return action.astype(self.dtype)
+        batch = action.shape[:-1]
+        if self.kind == "gaussian":
+            action = jnp.clip(action, jnp.asarray(self.low), jnp.asarray(self.high))
+        return action.reshape(batch + self.shape).astype(self.dtype)
+
+    def from_env(self, action: Array, batch_ndim: int) -> Array:
+        """The inverse of `to_env`: env actions with `batch_ndim` leading axes to network actions."""
+        if self.kind == "categorical":
+            return action.astype(jnp.int32)
+        flat = action.reshape(action.shape[:batch_ndim] + (self.flat_size,))
+        return flat.astype(jnp.float32 if self.kind == "gaussian" else jnp.int32)
+
+
+def agent_space(space: Space, num_agents: int | None) -> Space:
+    """One agent's space: the stacked space of a multi-agent env without its leading `num_agents` axis."""
+    if num_agents is None:
+        return space
+    if isinstance(space, Discrete):
+        return Discrete(space.n, shape=space.shape[1:], dtype=space.dtype)
+    if isinstance(space, Box):
+        return Box(np.min(space.low, axis=0), np.max(space.high, axis=0), space.shape[1:], space.dtype)
+    if isinstance(space, MultiDiscrete):
+        return MultiDiscrete(np.max(space.nvec, axis=0), space.dtype)
+    if isinstance(space, MultiBinary):
+        return MultiBinary(space.shape[1:], space.dtype)
+    raise TypeError(
+        f"agent_space: cannot split {space!r} into per-agent spaces; "
+        "multi-agent action spaces must be a stacked Discrete, Box, MultiDiscrete or MultiBinary (stack_space)."
+    )
+
+
+def action_head(space: Space) -> ActionHead:
+    """The policy head for one agent's action space; a clear error for spaces PPO cannot act in."""
+    dtype = jnp.dtype(space.dtype).name
+    if isinstance(space, Discrete):
+        if space.shape == ():
+            return ActionHead("categorical", (space.n,), (), dtype)
+        size = int(np.prod(space.shape))
+        return ActionHead("multi_categorical", (space.n,) * size, tuple(space.shape), dtype)
+    if isinstance(space, MultiDiscrete):
+        return ActionHead("multi_categorical", tuple(int(n) for n in space.nvec.reshape(-1)), space.shape, dtype)
+    if isinstance(space, MultiBinary):
+        size = int(np.prod(space.shape))
+        return ActionHead("multi_categorical", (2,) * size, space.shape, dtype)
+    if isinstance(space, Box) and jnp.issubdtype(space.dtype, jnp.floating):
+        low = tuple(float(x) for x in space.low.reshape(-1))
+        high = tuple(float(x) for x in space.high.reshape(-1))
+        return ActionHead("gaussian", (), space.shape, dtype, low, high)
+    raise TypeError(
+        f"No policy head for action space {space!r}: the agents support Discrete, MultiDiscrete, "
+        "MultiBinary and float Box actions. Wrap the env to expose one of these."
+    )
+
+
+class MLP(nn.Module):
+    """Dense layers with orthogonal init (gain sqrt 2), the usual PPO torso."""
+
+    hidden_sizes: Sequence[int]
+    activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, x: Array) -> Array:
+        act = ACTIVATIONS[self.activation]
+        for size in self.hidden_sizes:
+            x = act(nn.Dense(size, kernel_init=nn.initializers.orthogonal(np.sqrt(2.0)))(x))
+        return x
+
+
+class Actor(nn.Module):
+    """MLP torso and the action head's output layer; returns the action distribution."""
+
+    head: ActionHead
+    hidden_sizes: Sequence[int]
+    activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, x: Array, action_mask: Array | None = None) -> Distribution:
+        x = MLP(self.hidden_sizes, self.activation)(x)
+        small = nn.initializers.orthogonal(0.01)
+        if self.head.kind == "categorical":
+            logits = nn.Dense(self.head.nvec[0], kernel_init=small)(x)
+            return Categorical(mask_logits(logits, action_mask))
+        if self.head.kind == "multi_categorical":
+            components, widest = len(self.head.nvec), max(self.head.nvec)
+            logits = nn.Dense(components * widest, kernel_init=small)(x)
+            logits = logits.reshape(x.shape[:-1] + (components, widest))
+            padding = jnp.arange(widest) < jnp.asarray(self.head.nvec)[:, None]
+            mask = padding if action_mask is None else padding & action_mask
+            return MultiCategorical(mask_logits(logits, mask))
+        mean = nn.Dense(self.head.flat_size, kernel_init=small)(x)
+        log_std = self.param("log_std", nn.initializers.zeros, (self.head.flat_size,))
+        return DiagGaussian(mean, jnp.broadcast_to(log_std, mean.shape))
+
+
+class Critic(nn.Module):
+    """MLP torso and one scalar value."""
+
+    hidden_sizes: Sequence[int]
+    activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, x: Array) -> Float[Array, "..."]:
+        x = MLP(self.hidden_sizes, self.activation)(x)
+        return nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0))(x)[..., 0]
+
+
+@dataclass(frozen=True)
+class ActorCritic:
+    """Static description of the actor and critic for an env's agent slots.
+
+    The actor is shared across slots and sees one slot's observation (plus
+    the slot's one-hot id if `agent_ids`). The critic sees the slot's own
+    observation, or with `centralised_critic` the env's global observation
+    plus the slot's one-hot id, and returns one value per slot.
+    """
+
+    head: ActionHead
+    num_agents: int
+    obs_dim: int
+    global_obs_dim: int
+    observation_shape: tuple[int, ...]
+    multi_agent: bool
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+    agent_ids: bool = False
+    centralised_critic: bool = False
+
+    @property
+    def actor(self) -> Actor:
+        return Actor(self.head, self.hidden_sizes, self.activation)
+
+    @property
+    def critic(self) -> Critic:
+        return Critic(self.hidden_sizes, self.activation)
+
+    def init(self, key: PRNGKeyArray) -> Params:
+        """Fresh parameters: `{"actor": ..., "critic": ...}`."""
+        actor_key, critic_key = jax.random.split(key)
+        observation = jnp.zeros((self.num_agents, self.obs_dim))
+        global_observation = jnp.zeros((self.global_obs_dim,))
+        actor = self.actor.init(actor_key, self._actor_input(observation))
+        critic = self.critic.init(critic_key, self._critic_input(observation, global_observation))
+        return {"actor": actor["params"], "critic": critic["params"]}
+
+    def distribution(self, params: Params, observation: Array, action_mask: Array | None = None) -> Distribution:
+        """The policy at observations `[..., num_agents, obs_dim]`; masks `[..., num_agents, n]`."""
+        return self.actor.apply({"params": params["actor"]}, self._actor_input(observation), action_mask)
+
+    def value(self, params: Params, observation: Array, global_observation: Array) -> Float[Array, "... num_agents"]:
+        """Per-slot values from observations `[..., num_agents, obs_dim]` and global ones `[..., global_dim]`."""
+        return self.critic.apply({"params": params["critic"]}, self._critic_input(observation, global_observation))
+
+    def env_action(self, action: Array) -> Array:
+        """Slot actions `[*batch, num_agents, ...]` to the env's action (no slot axis for single-agent envs)."""
+        env_action = self.head.to_env(action)
+        if self.multi_agent:
+            return env_action
+        return jnp.squeeze(env_action, axis=-1 - len(self.head.shape))
+
+    def _slot_ids(self, batch_shape: tuple[int, ...]) -> Array:
+        return jnp.broadcast_to(jnp.eye(self.num_agents), batch_shape + (self.num_agents, self.num_agents))
+
+    def _actor_input(self, observation: Array) -> Array:
+        if not self.agent_ids:
+            return observation
+        return jnp.concatenate([observation, self._slot_ids(observation.shape[:-2])], axis=-1)
+
+    def _critic_input(self, observation: Array, global_observation: Array) -> Array:
+        if not self.centralised_critic:
+            return self._actor_input(observation)
+        batch_shape = observation.shape[:-2]
+        shared = jnp.broadcast_to(global_observation[..., None, :], batch_shape + (self.num_agents, self.global_obs_dim))
+        return jnp.concatenate([shared, self._slot_ids(batch_shape)], axis=-1)

@@ -1,0 +1,124 @@
+"""A trained policy: the networks' static description, their params and the observation normaliser.
+
+`Policy` is what training returns, checkpoints save, and evaluation and the
+CLI act with. It is a pytree (params and normaliser are leaves, the network
+description is static), so it can be passed into jitted code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, PRNGKeyArray
+
+from parallax.core import MARLState
+from parallax.wrappers import VmapWrapper
+from parallax_zoo.agents.distributions import Distribution
+from parallax_zoo.agents.networks import ActorCritic, Params, action_head, agent_space
+from parallax_zoo.agents.normalizer import ObsNormalizer
+from parallax_zoo.agents.slots import Slots, read_slots
+
+
+def actor_critic_for(
+    env: Any,
+    hidden_sizes: tuple[int, ...] = (64, 64),
+    activation: str = "tanh",
+    agent_ids: bool = False,
+    centralised_critic: bool = False,
+) -> ActorCritic:
+    """The networks' description for `env`, sized from its spaces and one abstract reset (nothing runs)."""
+    state = jax.eval_shape(lambda key: VmapWrapper(env, 1).reset(key=key), jax.random.key(0))
+    slots = jax.eval_shape(read_slots, state)
+    multi_agent = isinstance(state, MARLState)
+    num_agents = slots.active.shape[-1]
+    return ActorCritic(
+        head=action_head(agent_space(env.action_space, num_agents if multi_agent else None)),
+        num_agents=num_agents,
+        obs_dim=slots.observation.shape[-1],
+        global_obs_dim=slots.global_observation.shape[-1],
+        observation_shape=tuple((state.agents.observation if multi_agent else state.observation).shape[1:]),
+        multi_agent=multi_agent,
+        hidden_sizes=tuple(hidden_sizes),
+        activation=activation,
+        agent_ids=agent_ids,
+        centralised_critic=centralised_critic,
+    )
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Networks, params and (optional) observation normaliser: everything needed to act."""
+
+    model: ActorCritic
+    params: Params
+    normalizer: ObsNormalizer | None = None
+
+    def _inputs(self, slots: Slots) -> tuple[Array, Array]:
+        if self.normalizer is None:
+            return slots.observation, slots.global_observation
+        return (
+            self.normalizer.observation.normalize(slots.observation),
+            self.normalizer.global_observation.normalize(slots.global_observation),
+        )
+
+    def distribution(self, slots: Slots) -> Distribution:
+        """The action distribution for every slot."""
+        observation, _ = self._inputs(slots)
+        return self.model.distribution(self.params, observation, slots.action_mask)
+
+    def value(self, slots: Slots) -> Float[Array, "*batch agents"]:
+        """The critic's value for every slot."""
+        observation, global_observation = self._inputs(slots)
+        return self.model.value(self.params, observation, global_observation)
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray, greedy: bool = False) -> tuple[Array, Array, Array]:
+        """Slot actions, their log-probabilities and the slots' values (the rollout's step)."""
+        dist = self.distribution(slots)
+        action = dist.mode() if greedy else dist.sample(key)
+        return action, dist.log_prob(action), self.value(slots)
+
+    def env_action(self, action: Array) -> Array:
+        """Slot actions to the env's action."""
+        return self.model.env_action(action)
+
+    def act(
+        self,
+        observation: Array,
+        key: PRNGKeyArray | None = None,
+        action_mask: Array | None = None,
+        greedy: bool = True,
+    ) -> Array:
+        """The env action for an observation shaped like the env's (any leading batch axes).
+
+        `action_mask` is the env's mask (per agent for multi-agent envs); sampling
+        (`greedy=False`) needs a `key`.
+        """
+        if not greedy and key is None:
+            raise ValueError("Policy.act: sampling (greedy=False) needs key=jax.random.key(...)")
+        observation = jnp.asarray(observation, jnp.float32)
+        shape = self.model.observation_shape
+        if observation.shape[observation.ndim - len(shape) :] != shape:
+            raise ValueError(
+                f"Policy.act: expected observations ending in shape {shape} (the env's observation shape), "
+                f"got shape {observation.shape}."
+            )
+        batch = observation.shape[: observation.ndim - len(shape)]
+        slots_observation = observation.reshape(batch + (self.model.num_agents, self.model.obs_dim))
+        if action_mask is not None and not self.model.multi_agent:
+            action_mask = jnp.expand_dims(jnp.asarray(action_mask), len(batch))
+        slots = Slots(
+            observation=slots_observation,
+            global_observation=slots_observation.reshape(batch + (-1,)),  # unused: acting needs no critic
+            action_mask=action_mask,
+            active=jnp.ones(batch + (self.model.num_agents,), dtype=bool),
+            reward=jnp.zeros(batch + (self.model.num_agents,)),
+        )
+        dist = self.distribution(slots)
+        action = dist.mode() if greedy or key is None else dist.sample(key)
+        return self.env_action(action)
+
+
+jax.tree_util.register_dataclass(Policy, data_fields=["params", "normalizer"], meta_fields=["model"])

@@ -1,0 +1,307 @@
+"""PPO: clipped objective, value clipping, entropy bonus, minibatch epochs, one jitted `train`.
+
+Read `make_train` top to bottom: initialise, then `num_updates` times collect
+a trajectory (`rollout.collect`), estimate advantages (`advantages`, seed 004)
+and run `update_epochs` passes of minibatch gradient steps. Everything is one
+`lax.scan`, so `jax.jit(make_train(config, env))(key)` compiles the whole run
+and `jax.vmap` of it trains several seeds at once. Multi-agent envs train
+with one actor shared across slots; inactive slots are masked out of every
+loss term (MAPPO adds a centralised critic and self-play on top, `mappo.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from jaxtyping import Array, PRNGKeyArray
+
+from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
+from parallax_zoo.agents.advantages import estimate_advantages
+from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
+from parallax_zoo.agents.normalizer import ObsNormalizer
+from parallax_zoo.agents.policy import Policy, actor_critic_for
+from parallax_zoo.agents.rollout import Transition, collect
+from parallax_zoo.agents.slots import Slots, read_slots
+
+Metrics = dict[str, Array]
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """Every PPO hyperparameter; frozen, so it is hashable and can be saved as `config.yaml`."""
+
+    env_id: str = ""
+    num_envs: int = 4
+    num_steps: int = 128
+    total_timesteps: int = 500_000
+    learning_rate: float = 2.5e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    clip_value: bool = True
+    vf_clip: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    normalize_advantages: bool = True
+    normalize_obs: bool = False
+    hidden_sizes: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+    vtrace: bool = False
+    rho_clip: float = 1.0
+    c_clip: float = 1.0
+    agent_ids: bool = False
+    centralised_critic: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hidden_sizes", tuple(int(h) for h in self.hidden_sizes))
+        batch = self.num_envs * self.num_steps
+        problems = []
+        if self.num_envs < 1 or self.num_steps < 1:
+            problems.append(f"num_envs and num_steps must be >= 1 (got {self.num_envs}, {self.num_steps})")
+        elif self.total_timesteps < batch:
+            problems.append(
+                f"total_timesteps={self.total_timesteps} is less than one rollout of num_envs * num_steps = {batch}"
+            )
+        elif batch % self.num_minibatches != 0:
+            problems.append(f"num_envs * num_steps = {batch} must be divisible by num_minibatches={self.num_minibatches}")
+        if self.activation not in ACTIVATIONS:
+            problems.append(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
+        if self.update_epochs < 1 or self.num_minibatches < 1:
+            problems.append("update_epochs and num_minibatches must be >= 1")
+        if problems:
+            raise ValueError(f"{type(self).__name__}: " + "; ".join(problems) + ".")
+
+    @property
+    def num_updates(self) -> int:
+        """Rollout-and-learn iterations: `total_timesteps // (num_envs * num_steps)`."""
+        return self.total_timesteps // (self.num_envs * self.num_steps)
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class TrainState:
+    """Everything the training loop carries from one update to the next."""
+
+    params: Params
+    opt_state: Any
+    normalizer: ObsNormalizer | None
+    env_state: Any
+    key: PRNGKeyArray
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class Batch:
+    """A trajectory with its advantages and value targets, as the loss consumes it."""
+
+    transition: Transition
+    advantage: Array
+    target: Array
+
+
+def masked_mean(x: Array, mask: Array) -> Array:
+    """Mean of `x` over entries where `mask` is true (0 where none are)."""
+    mask = mask.astype(x.dtype)
+    return jnp.sum(x * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+
+
+def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) -> tuple[Array, Metrics]:
+    """Clipped surrogate + clipped value loss - entropy bonus, each a mean over active slots only."""
+    step = batch.transition
+    valid = step.active
+    slots = Slots(step.observation, step.global_observation, step.action_mask, step.active, step.reward)
+    current = dataclasses.replace(policy, params=params)
+    dist = current.distribution(slots)
+    log_ratio = dist.log_prob(step.action) - step.log_prob
+    ratio = jnp.exp(log_ratio)
+    advantage = batch.advantage
+    if config.normalize_advantages:
+        mean = masked_mean(advantage, valid)
+        std = jnp.sqrt(masked_mean((advantage - mean) ** 2, valid))
+        advantage = (advantage - mean) / (std + 1e-8)
+    surrogate = jnp.minimum(ratio * advantage, jnp.clip(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps) * advantage)
+    policy_loss = -masked_mean(surrogate, valid)
+
+    value = current.value(slots)
+    value_error = (value - batch.target) ** 2
+    if config.clip_value:
+        clipped = step.value + jnp.clip(value - step.value, -config.vf_clip, config.vf_clip)
+        value_error = jnp.maximum(value_error, (clipped - batch.target) ** 2)
+    value_loss = 0.5 * masked_mean(value_error, valid)
+    entropy = masked_mean(dist.entropy(), valid)
+    total = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+    metrics = {
+        "loss": total,
+        "policy_loss": policy_loss,
+        "value_loss": value_loss,
+        "entropy": entropy,
+        "approx_kl": masked_mean((ratio - 1.0) - log_ratio, valid),
+        "clip_fraction": masked_mean((jnp.abs(ratio - 1.0) > config.clip_eps).astype(jnp.float32), valid),
+    }
+    return total, metrics
+
+
+def advantages_for(policy: Policy, trajectory: Transition, last_value: Array, config: PPOConfig) -> tuple[Array, Array]:
+    """Targets and advantages of a trajectory under `policy` (seed 004).
+
+    Plain GAE uses the collection-time values. With `vtrace`, values and
+    importance ratios come from the current policy, clipped at `rho_clip`/`c_clip`.
+    """
+    value, ratio = trajectory.value, None
+    if config.vtrace:
+        slots = Slots(
+            trajectory.observation, trajectory.global_observation, trajectory.action_mask,
+            trajectory.active, trajectory.reward,
+        )
+        value = policy.value(slots)
+        ratio = jnp.exp(policy.distribution(slots).log_prob(trajectory.action) - trajectory.log_prob)
+    return estimate_advantages(
+        value,
+        trajectory.reward,
+        trajectory.termination,
+        trajectory.truncation,
+        trajectory.bootstrap_value,
+        last_value,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        active=trajectory.active,
+        ratio=ratio,
+        rho_clip=config.rho_clip if config.vtrace else 1.0,
+        c_clip=config.c_clip if config.vtrace else 1.0,
+    )
+
+
+def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
+    """Adam behind global-norm gradient clipping; the learning rate falls linearly to 0 if `anneal_lr`."""
+    learning_rate: float | optax.Schedule = config.learning_rate
+    if config.anneal_lr:
+        steps = config.num_updates * config.update_epochs * config.num_minibatches
+        learning_rate = optax.linear_schedule(config.learning_rate, 0.0, steps)
+    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5))
+
+
+def make_learner(
+    config: PPOConfig, optimizer: optax.GradientTransformation
+) -> Callable[[Policy, Any, Transition, Array, PRNGKeyArray], tuple[Policy, Any, Metrics]]:
+    """`learn(policy, opt_state, trajectory, last_value, key)`: `update_epochs` passes of shuffled minibatches."""
+    grad_fn = jax.value_and_grad(ppo_loss, has_aux=True)
+
+    def learn(
+        policy: Policy, opt_state: Any, trajectory: Transition, last_value: Array, key: PRNGKeyArray
+    ) -> tuple[Policy, Any, Metrics]:
+        if not config.vtrace:
+            targets, advantages = advantages_for(policy, trajectory, last_value, config)
+
+        def epoch(carry: tuple[Policy, Any], epoch_key: PRNGKeyArray) -> tuple[tuple[Policy, Any], Metrics]:
+            policy, opt_state = carry
+            if config.vtrace:
+                epoch_targets, epoch_advantages = advantages_for(policy, trajectory, last_value, config)
+            else:
+                epoch_targets, epoch_advantages = targets, advantages
+            batch = Batch(trajectory, epoch_advantages, epoch_targets)
+            size = config.num_envs * config.num_steps
+            order = jax.random.permutation(epoch_key, size)
+            minibatches = jax.tree_util.tree_map(
+                lambda x: x.reshape((size,) + x.shape[2:])[order].reshape(
+                    (config.num_minibatches, size // config.num_minibatches) + x.shape[2:]
+                ),
+                batch,
+            )
+
+            def minibatch_step(carry: tuple[Policy, Any], minibatch: Batch) -> tuple[tuple[Policy, Any], Metrics]:
+                policy, opt_state = carry
+                (_, metrics), grads = grad_fn(policy.params, policy, minibatch, config)
+                updates, opt_state = optimizer.update(grads, opt_state, policy.params)
+                params = optax.apply_updates(policy.params, updates)
+                return (dataclasses.replace(policy, params=params), opt_state), metrics
+
+            return jax.lax.scan(minibatch_step, (policy, opt_state), minibatches)
+
+        (policy, opt_state), metrics = jax.lax.scan(
+            epoch, (policy, opt_state), jax.random.split(key, config.update_epochs)
+        )
+        return policy, opt_state, jax.tree_util.tree_map(jnp.mean, metrics)
+
+    return learn
+
+
+def episode_metrics(trajectory: Transition) -> Metrics:
+    """Mean return (averaged over slots) of the episodes that finished in this trajectory, and their count."""
+    finished = trajectory.episode_finished
+    returns = trajectory.episode_return.mean(axis=-1)
+    count = finished.sum()
+    return {
+        "episode_return": jnp.sum(jnp.where(finished, returns, 0.0)) / jnp.maximum(count, 1),
+        "episodes": count,
+    }
+
+
+def vector_env(env: Any, num_envs: int) -> RecordEpisodeStatistics:
+    """The training env: `num_envs` copies with selective reset and episode statistics."""
+    return RecordEpisodeStatistics(VmapWrapper(env, num_envs))
+
+
+def model_for(env: Any, config: PPOConfig) -> ActorCritic:
+    """The networks `config` asks for, sized for `env`."""
+    return actor_critic_for(env, config.hidden_sizes, config.activation, config.agent_ids, config.centralised_critic)
+
+
+def init_train_state(
+    config: PPOConfig, model: ActorCritic, env: RecordEpisodeStatistics, optimizer: optax.GradientTransformation,
+    key: PRNGKeyArray,
+) -> TrainState:
+    """Fresh params, optimizer state, normaliser and env states."""
+    key, params_key, reset_key = jax.random.split(key, 3)
+    params = model.init(params_key)
+    normalizer = ObsNormalizer.create(model.obs_dim, model.global_obs_dim) if config.normalize_obs else None
+    return TrainState(params, optimizer.init(params), normalizer, env.reset(key=reset_key), key)
+
+
+def make_update(
+    config: PPOConfig, model: ActorCritic, env: RecordEpisodeStatistics, optimizer: optax.GradientTransformation
+) -> Callable[[TrainState, Any], tuple[TrainState, Metrics]]:
+    """One PPO iteration as a `lax.scan` body: collect, estimate advantages, learn, update the normaliser."""
+    learn = make_learner(config, optimizer)
+
+    def update(state: TrainState, _: Any) -> tuple[TrainState, Metrics]:
+        key, rollout_key, learn_key = jax.random.split(state.key, 3)
+        policy = Policy(model, state.params, state.normalizer)
+        env_state, trajectory = collect(env, policy, state.env_state, rollout_key, config.num_steps)
+        last_value = policy.value(read_slots(env_state))
+        policy, opt_state, loss_metrics = learn(policy, state.opt_state, trajectory, last_value, learn_key)
+        normalizer = state.normalizer
+        if normalizer is not None:
+            normalizer = normalizer.update(trajectory.observation, trajectory.global_observation, trajectory.active)
+        next_state = TrainState(policy.params, opt_state, normalizer, env_state, key)
+        return next_state, {**episode_metrics(trajectory), **loss_metrics}
+
+    return update
+
+
+def make_train(config: PPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
+    """`train(key) -> (policy, metrics)`: the whole run, jittable and vmappable over keys.
+
+    `env` is an unbatched parallax env (TimeLimit applied, as `make` returns it).
+    Metrics have a leading `num_updates` axis.
+    """
+    model = model_for(env, config)
+    training_env = vector_env(env, config.num_envs)
+    optimizer = make_optimizer(config)
+    update = make_update(config, model, training_env, optimizer)
+
+    def train(key: PRNGKeyArray) -> tuple[Policy, Metrics]:
+        state = init_train_state(config, model, training_env, optimizer, key)
+        state, metrics = jax.lax.scan(update, state, None, length=config.num_updates)
+        return Policy(model, state.params, state.normalizer), metrics
+
+    return train

@@ -1,0 +1,114 @@
+"""Trajectory collection: one `lax.scan` over a `VmapWrapper` env with selective reset.
+
+Each step reads the per-slot view of the state, acts, steps the env, records
+the value of the pre-reset next observation (truncated episodes bootstrap
+from it, seed 004), and only then resets the finished envs. PPO, MAPPO and
+evaluation all collect with `collect`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, PRNGKeyArray
+
+from parallax.core import MARLState, State
+from parallax.wrappers import EpisodeStats, RecordEpisodeStatistics
+from parallax_zoo.agents.slots import Slots, read_slots, slot_boundaries
+
+
+class RolloutPolicy(Protocol):
+    """What `collect` needs from whatever acts: `Policy`, or a mix of players in evaluation."""
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]: ...
+
+    def value(self, slots: Slots) -> Array: ...
+
+    def env_action(self, action: Array) -> Array: ...
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class Transition:
+    """One step of every env's slots; a trajectory is a `Transition` whose fields lead with time.
+
+    Seed 000's pairing: `active` is the mask at the step's start (valid), `reward`
+    is the next state's `agents.reward`; `termination`/`truncation` are per slot
+    (`slot_boundaries`). `bootstrap_value` is the value of the next, pre-reset
+    observation; `episode_return` is the last finished episode's return per
+    slot, fresh where `episode_finished`.
+    """
+
+    observation: Float[Array, "*batch agents obs_dim"]
+    global_observation: Float[Array, "*batch global_dim"]
+    action_mask: Bool[Array, "*batch agents ..."] | None
+    action: Array
+    log_prob: Float[Array, "*batch agents"]
+    value: Float[Array, "*batch agents"]
+    reward: Float[Array, "*batch agents"]
+    active: Bool[Array, "*batch agents"]
+    termination: Bool[Array, "*batch agents"]
+    truncation: Bool[Array, "*batch agents"]
+    bootstrap_value: Float[Array, "*batch agents"]
+    episode_return: Float[Array, "*batch agents"]
+    episode_finished: Bool[Array, "*batch"]
+
+    @property
+    def done(self) -> Bool[Array, "*batch agents"]:
+        """The slot's trace ends here: its episode ended or the agent went inactive."""
+        return self.termination | self.truncation
+
+
+def episode_stats(state: State | MARLState) -> EpisodeStats:
+    """The `EpisodeStats` that `RecordEpisodeStatistics` keeps in `info`, with a clear error if absent."""
+    stats = state.info.get(RecordEpisodeStatistics.KEY)
+    if not isinstance(stats, EpisodeStats):
+        raise ValueError(
+            "collect: the env must be wrapped as RecordEpisodeStatistics(VmapWrapper(env, num_envs)) "
+            "so that finished episodes' returns are recorded."
+        )
+    return stats
+
+
+def rollout_step(
+    env: Any, policy: RolloutPolicy, state: State | MARLState, key: PRNGKeyArray
+) -> tuple[State | MARLState, Transition]:
+    """Act in every env, step, record the transition, then reset the finished envs."""
+    act_key, reset_key = jax.random.split(key)
+    slots = read_slots(state)
+    action, log_prob, value = policy.act_slots(slots, act_key)
+    next_state = env.step(state, policy.env_action(action))
+    next_slots = read_slots(next_state)
+    termination, truncation = slot_boundaries(next_state, next_slots)
+    stats = episode_stats(next_state)
+    transition = Transition(
+        observation=slots.observation,
+        global_observation=slots.global_observation,
+        action_mask=slots.action_mask,
+        action=action,
+        log_prob=log_prob,
+        value=value,
+        reward=next_slots.reward,
+        active=slots.active,
+        termination=termination,
+        truncation=truncation,
+        bootstrap_value=policy.value(next_slots),
+        episode_return=jnp.asarray(stats.episode_return, jnp.float32).reshape(value.shape),
+        episode_finished=stats.finished,
+    )
+    state = env.reset(key=reset_key, state=next_state, done=next_state.done)
+    return state, transition
+
+
+def collect(
+    env: Any, policy: RolloutPolicy, state: State | MARLState, key: PRNGKeyArray, num_steps: int
+) -> tuple[State | MARLState, Transition]:
+    """`num_steps` rollout steps under `lax.scan`; returns the final state and the trajectory `[T, ...]`."""
+
+    def step(state: State | MARLState, step_key: PRNGKeyArray) -> tuple[State | MARLState, Transition]:
+        return rollout_step(env, policy, state, step_key)
+
+    return jax.lax.scan(step, state, jax.random.split(key, num_steps))

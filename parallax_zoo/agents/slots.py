@@ -1,0 +1,91 @@
+"""An env's states seen as per-agent-slot learning data (seed 000's one-liners).
+
+Single-agent states become one slot, so PPO, MAPPO and evaluation share one
+code path: every per-slot field is `[*batch, num_agents, ...]`, where `batch`
+is the shape of the episode-level `termination` (`[num_envs]` under `VmapWrapper`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float
+
+from parallax.core import MARLState, State
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class Slots:
+    """What the actor and critic see of a state, one row per agent slot.
+
+    `global_observation` is the env's `global_observation`, or all slots'
+    observations concatenated where the env has none (single-agent: the observation).
+    """
+
+    observation: Float[Array, "*batch agents obs_dim"]
+    global_observation: Float[Array, "*batch global_dim"]
+    action_mask: Bool[Array, "*batch agents ..."] | None
+    active: Bool[Array, "*batch agents"]
+    reward: Float[Array, "*batch agents"]
+
+
+def _as_array(observation: Any, where: str) -> Array:
+    if not hasattr(observation, "shape") or not hasattr(observation, "dtype"):
+        raise TypeError(
+            f"{where}: the agents need array observations, got {type(observation).__name__}. "
+            "Flatten dict or nested observations with a wrapper before training."
+        )
+    return jnp.asarray(observation, jnp.float32)
+
+
+def read_slots(state: State | MARLState) -> Slots:
+    """The per-slot view of a state (batched or not): observations flattened per slot.
+
+    Multi-agent states give `active = agents.active` and `reward = agents.reward`;
+    single-agent states one always-active slot carrying `reward`.
+    """
+    batch = tuple(state.termination.shape)
+    if isinstance(state, MARLState):
+        agents = state.agents
+        num_agents = agents.active.shape[-1]
+        observation = _as_array(agents.observation, "read_slots").reshape(batch + (num_agents, -1))
+        if state.global_observation is None:
+            global_observation = observation.reshape(batch + (-1,))
+        else:
+            global_observation = _as_array(state.global_observation, "read_slots").reshape(batch + (-1,))
+        return Slots(
+            observation=observation,
+            global_observation=global_observation,
+            action_mask=agents.action_mask,
+            active=agents.active,
+            reward=agents.reward.astype(jnp.float32),
+        )
+    observation = _as_array(state.observation, "read_slots").reshape(batch + (1, -1))
+    mask = getattr(state, "action_mask", None)
+    if mask is not None:
+        mask = jnp.expand_dims(mask, len(batch))
+    return Slots(
+        observation=observation,
+        global_observation=observation.reshape(batch + (-1,)),
+        action_mask=mask,
+        active=jnp.ones(batch + (1,), dtype=bool),
+        reward=jnp.asarray(state.reward, jnp.float32).reshape(batch + (1,)),
+    )
+
+
+def slot_boundaries(next_state: State | MARLState, next_slots: Slots) -> tuple[Array, Array]:
+    """Per-slot `(termination, truncation)` of the transition into `next_state`.
+
+    A slot terminates (no bootstrap) when the episode terminates or the agent
+    is inactive next (seed 000: bootstrap = active_t1 & ~termination_t1); it is
+    truncated when the episode is cut short and it does not terminate.
+    """
+    episode_termination = jnp.expand_dims(next_state.termination, -1)
+    episode_truncation = jnp.expand_dims(next_state.truncation, -1)
+    termination = episode_termination | ~next_slots.active
+    truncation = episode_truncation & ~termination
+    return termination, truncation
