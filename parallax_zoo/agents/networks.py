@@ -42,6 +42,13 @@ class ActionHead:
     high: tuple[float, ...] = ()
 
     @property
+    def logits_shape(self) -> tuple[int, ...]:
+        """`(n,)` for one categorical choice, `(components, max n)` for several."""
+        if self.kind == "categorical":
+            return (self.nvec[0],)
+        return (len(self.nvec), max(self.nvec))
+
+    @property
     def flat_size(self) -> int:
         """Number of action components (1 for a single categorical choice)."""
         return int(np.prod(self.shape, dtype=np.int64))
@@ -61,6 +68,26 @@ class ActionHead:
             return action.astype(jnp.int32)
         flat = action.reshape(action.shape[:batch_ndim] + (self.flat_size,))
         return flat.astype(jnp.float32 if self.kind == "gaussian" else jnp.int32)
+
+
+def categorical(head: ActionHead, logits: Array, action_mask: Array | None) -> Categorical | MultiCategorical:
+    """The masked distribution over a discrete head's actions; logits shaped `[..., *head.logits_shape]`.
+
+    For several components, the padding beyond each component's `nvec` is masked too.
+    """
+    if head.kind == "categorical":
+        return Categorical(mask_logits(logits, action_mask))
+    padding = jnp.arange(max(head.nvec)) < jnp.asarray(head.nvec)[:, None]
+    mask = padding if action_mask is None else padding & action_mask
+    return MultiCategorical(mask_logits(logits, mask))
+
+
+def uniform(head: ActionHead, batch_shape: tuple[int, ...], action_mask: Array | None) -> Distribution:
+    """The uniformly random player's distribution: uniform over legal actions, or N(0, 1) for `Box` actions."""
+    if head.kind == "gaussian":
+        zeros = jnp.zeros(batch_shape + (head.flat_size,))
+        return DiagGaussian(zeros, zeros)
+    return categorical(head, jnp.zeros(batch_shape + head.logits_shape), action_mask)
 
 
 def agent_space(space: Space, num_agents: int | None) -> Space:
@@ -129,16 +156,9 @@ class Actor(nn.Module):
     def __call__(self, x: Array, action_mask: Array | None = None) -> Distribution:
         x = MLP(self.hidden_sizes, self.activation)(x)
         small = nn.initializers.orthogonal(0.01)
-        if self.head.kind == "categorical":
-            logits = nn.Dense(self.head.nvec[0], kernel_init=small)(x)
-            return Categorical(mask_logits(logits, action_mask))
-        if self.head.kind == "multi_categorical":
-            components, widest = len(self.head.nvec), max(self.head.nvec)
-            logits = nn.Dense(components * widest, kernel_init=small)(x)
-            logits = logits.reshape(x.shape[:-1] + (components, widest))
-            padding = jnp.arange(widest) < jnp.asarray(self.head.nvec)[:, None]
-            mask = padding if action_mask is None else padding & action_mask
-            return MultiCategorical(mask_logits(logits, mask))
+        if self.head.kind != "gaussian":
+            logits = nn.Dense(int(np.prod(self.head.logits_shape)), kernel_init=small)(x)
+            return categorical(self.head, logits.reshape(x.shape[:-1] + self.head.logits_shape), action_mask)
         mean = nn.Dense(self.head.flat_size, kernel_init=small)(x)
         log_std = self.param("log_std", nn.initializers.zeros, (self.head.flat_size,))
         return DiagGaussian(mean, jnp.broadcast_to(log_std, mean.shape))

@@ -1,0 +1,79 @@
+"""Players for evaluation: the uniformly random player, greedy play, and two players sharing the slots.
+
+Each implements `rollout.RolloutPolicy`, so evaluation collects with the
+same `collect` that training uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, PRNGKeyArray
+
+from parallax_zoo.agents.networks import ActorCritic, uniform
+from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.slots import Slots
+
+
+@dataclass(frozen=True)
+class RandomPlayer:
+    """Uniform over each slot's legal actions (`Box` actions: N(0, 1), clipped to the bounds)."""
+
+    model: ActorCritic
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
+        dist = uniform(self.model.head, slots.active.shape, slots.action_mask)
+        action = dist.sample(key)
+        return action, dist.log_prob(action), self.value(slots)
+
+    def value(self, slots: Slots) -> Array:
+        return jnp.zeros(slots.active.shape)
+
+    def env_action(self, action: Array) -> Array:
+        return self.model.env_action(action)
+
+
+@dataclass(frozen=True)
+class Greedy:
+    """A policy that always takes its most likely action."""
+
+    policy: Policy
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
+        return self.policy.act_slots(slots, key, greedy=True)
+
+    def value(self, slots: Slots) -> Array:
+        return self.policy.value(slots)
+
+    def env_action(self, action: Array) -> Array:
+        return self.policy.env_action(action)
+
+
+@dataclass(frozen=True)
+class Matchup:
+    """`first` acts in the slots where `first_slots` (`[*batch, agents]`) is true, `second` in the rest."""
+
+    first: RolloutPolicy
+    second: RolloutPolicy
+    first_slots: Array
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
+        first_key, second_key = jax.random.split(key)
+        first = self.first.act_slots(slots, first_key)
+        second = self.second.act_slots(slots, second_key)
+
+        def pick(a: Array, b: Array) -> Array:
+            seat = self.first_slots.reshape(self.first_slots.shape + (1,) * (a.ndim - self.first_slots.ndim))
+            return jnp.where(seat, a, b)
+
+        action, log_prob, value = (pick(a, b) for a, b in zip(first, second))
+        return action, log_prob, value
+
+    def value(self, slots: Slots) -> Array:
+        return jnp.where(self.first_slots, self.first.value(slots), self.second.value(slots))
+
+    def env_action(self, action: Array) -> Array:
+        return self.first.env_action(action)
