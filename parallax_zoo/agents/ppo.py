@@ -26,7 +26,7 @@ from parallax_zoo.agents.advantages import estimate_advantages
 from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
-from parallax_zoo.agents.rollout import Transition, collect
+from parallax_zoo.agents.rollout import Transition, collect, episode_stats
 from parallax_zoo.agents.slots import Slots, read_slots
 
 Metrics = dict[str, Array]
@@ -235,14 +235,15 @@ def make_learner(
     return learn
 
 
-def episode_metrics(trajectory: Transition) -> Metrics:
-    """Mean return (averaged over slots) of the episodes that finished in this trajectory, and their count."""
-    finished = trajectory.episode_finished
-    returns = trajectory.episode_return.mean(axis=-1)
-    count = finished.sum()
+def episode_metrics(trajectory: Transition, final_state: Any) -> Metrics:
+    """`episode_return`: mean over envs of each env's latest finished episode return (slots averaged),
+    envs that never finished left out; `episodes`: how many episodes finished in this trajectory."""
+    stats = episode_stats(final_state)
+    returns = stats.episode_return.reshape(stats.episode_length.shape + (-1,)).mean(axis=-1)
+    ever_finished = stats.episode_length > 0
     return {
-        "episode_return": jnp.sum(jnp.where(finished, returns, 0.0)) / jnp.maximum(count, 1),
-        "episodes": count,
+        "episode_return": jnp.sum(jnp.where(ever_finished, returns, 0.0)) / jnp.maximum(ever_finished.sum(), 1),
+        "episodes": trajectory.episode_finished.sum(),
     }
 
 
@@ -283,7 +284,7 @@ def make_update(
         if normalizer is not None:
             normalizer = normalizer.update(trajectory.observation, trajectory.global_observation, trajectory.active)
         next_state = TrainState(policy.params, opt_state, normalizer, env_state, key)
-        return next_state, {**episode_metrics(trajectory), **loss_metrics}
+        return next_state, {**episode_metrics(trajectory, env_state), **loss_metrics}
 
     return update
 
