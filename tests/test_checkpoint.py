@@ -102,7 +102,7 @@ def test_act_respects_the_action_mask_and_batches():
 
 def test_act_multi_agent_and_bad_shapes():
     env = TimeLimit(Race(), 20)
-    policy = random_policy(MAPPOConfig(), env, seed=2)
+    policy = random_policy(MAPPOConfig(normalize_obs=True), env, seed=2)
     state = env.reset(key=jax.random.key(0))
     assert policy.act(state.agents.observation).shape == (3,)
     with pytest.raises(ValueError, match=r"expected observations ending in shape \(3,\)"):

@@ -29,6 +29,7 @@ from parallax_zoo.agents.ppo import (
     PPOConfig,
     TrainState,
     init_train_state,
+    make_env,
     make_optimizer,
     make_update,
     model_for,
@@ -97,3 +98,14 @@ def make_train(config: MAPPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[
         return Policy(model, state.params, state.normalizer), {**metrics, "eval": evaluation}
 
     return train
+
+
+def train(config: MAPPOConfig, key: PRNGKeyArray, env: Any = None) -> tuple[Policy, Metrics]:
+    """Run MAPPO once: `jax.jit(make_train(config, env))(key)`.
+
+    `env` defaults to `parallax_zoo.make(config.env_id)`. Each call compiles
+    afresh; to train many seeds, `jax.vmap` the function `make_train` returns.
+    """
+    if env is None:
+        env = make_env(config.env_id)
+    return jax.jit(make_train(config, env))(key)

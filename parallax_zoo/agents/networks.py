@@ -110,6 +110,11 @@ def agent_space(space: Space, num_agents: int | None) -> Space:
 
 def action_head(space: Space) -> ActionHead:
     """The policy head for one agent's action space; a clear error for spaces PPO cannot act in."""
+    if not isinstance(space, (Discrete, MultiDiscrete, MultiBinary, Box)):
+        raise TypeError(
+            f"No policy head for action space {space!r}: the agents support Discrete, MultiDiscrete, "
+            "MultiBinary and float Box actions. Wrap the env to expose one of these."
+        )
     dtype = jnp.dtype(space.dtype).name
     if isinstance(space, Discrete):
         if space.shape == ():
@@ -125,10 +130,7 @@ def action_head(space: Space) -> ActionHead:
         low = tuple(float(x) for x in space.low.reshape(-1))
         high = tuple(float(x) for x in space.high.reshape(-1))
         return ActionHead("gaussian", (), space.shape, dtype, low, high)
-    raise TypeError(
-        f"No policy head for action space {space!r}: the agents support Discrete, MultiDiscrete, "
-        "MultiBinary and float Box actions. Wrap the env to expose one of these."
-    )
+    raise TypeError(f"No policy head for integer Box actions {space!r}: use Discrete or MultiDiscrete instead.")
 
 
 class MLP(nn.Module):

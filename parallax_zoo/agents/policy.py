@@ -56,23 +56,23 @@ class Policy:
     params: Params
     normalizer: ObsNormalizer | None = None
 
-    def _inputs(self, slots: Slots) -> tuple[Array, Array]:
+    def _observation(self, slots: Slots) -> Array:
         if self.normalizer is None:
-            return slots.observation, slots.global_observation
-        return (
-            self.normalizer.observation.normalize(slots.observation),
-            self.normalizer.global_observation.normalize(slots.global_observation),
-        )
+            return slots.observation
+        return self.normalizer.observation.normalize(slots.observation)
+
+    def _global_observation(self, slots: Slots) -> Array:
+        if self.normalizer is None:
+            return slots.global_observation
+        return self.normalizer.global_observation.normalize(slots.global_observation)
 
     def distribution(self, slots: Slots) -> Distribution:
         """The action distribution for every slot."""
-        observation, _ = self._inputs(slots)
-        return self.model.distribution(self.params, observation, slots.action_mask)
+        return self.model.distribution(self.params, self._observation(slots), slots.action_mask)
 
     def value(self, slots: Slots) -> Float[Array, "*batch agents"]:
         """The critic's value for every slot."""
-        observation, global_observation = self._inputs(slots)
-        return self.model.value(self.params, observation, global_observation)
+        return self.model.value(self.params, self._observation(slots), self._global_observation(slots))
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray, greedy: bool = False) -> tuple[Array, Array, Array]:
         """Slot actions, their log-probabilities and the slots' values (the rollout's step)."""

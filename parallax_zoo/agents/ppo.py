@@ -306,3 +306,23 @@ def make_train(config: PPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[Po
         return Policy(model, state.params, state.normalizer), metrics
 
     return train
+
+
+def train(config: PPOConfig, key: PRNGKeyArray, env: Any = None) -> tuple[Policy, Metrics]:
+    """Run PPO once: `jax.jit(make_train(config, env))(key)`.
+
+    `env` defaults to `parallax_zoo.make(config.env_id)`. Each call compiles
+    afresh; to train many seeds, `jax.vmap` the function `make_train` returns.
+    """
+    if env is None:
+        env = make_env(config.env_id)
+    return jax.jit(make_train(config, env))(key)
+
+
+def make_env(env_id: str) -> Any:
+    """The registered env `env_id` (with its default wrappers), with a clear error when none is named."""
+    if not env_id:
+        raise ValueError("train: pass env= or set config.env_id to a registered id (parallax_zoo.list_envs()).")
+    import parallax_zoo
+
+    return parallax_zoo.make(env_id)
