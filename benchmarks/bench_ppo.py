@@ -29,7 +29,7 @@ def cartpole() -> Any:
     """The registered CartPole (TimeLimit and adapter as `make` applies them)."""
     import parallax_zoo
 
-    return parallax_zoo.make(ENV_ID)
+    return parallax_zoo.make(ENV_ID)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def measure(train: Any, keys: Any, repeats: int) -> dict[str, float]:
@@ -58,7 +58,7 @@ def measure(train: Any, keys: Any, repeats: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="PPO training-time benchmark on gymnax/CartPole-v1")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs after compile (median reported)")
     parser.add_argument("--seeds", type=int, default=4, help="seeds for the vmapped run")
     args = parser.parse_args()

@@ -94,7 +94,7 @@ def test_self_play_beats_random_and_earlier_snapshots():
         evaluation["vs_random"]["win"] + evaluation["vs_random"]["draw"] + evaluation["vs_random"]["loss"], 1.0
     )
     np.testing.assert_array_equal(evaluation["snapshot_filled"], [[False, False], [True, False]])
-    # After interval 1 the policy meets its own snapshot from the end of interval 0 and is at least its equal.
+    # After interval 1 the policy meets its own snapshot from the end of interval 0 and is not beaten by it.
     assert float(evaluation["vs_snapshots"]["win"][1, 0]) >= 0.4
 
 

@@ -64,10 +64,11 @@ def test_normaliser_statistics_are_kept_with_the_params(trained):
     assert np.all((np.asarray(stats.mean) > 0.5) & (np.asarray(stats.mean) < 4.0))
 
 
-def test_vmaps_over_seeds():
-    config = PPOConfig(num_envs=4, num_steps=32, total_timesteps=4 * 32 * 3)
+def test_vmaps_over_seeds_with_vtrace():
+    config = PPOConfig(num_envs=4, num_steps=32, total_timesteps=4 * 32 * 3, vtrace=True, rho_clip=1.0, c_clip=0.9)
     policies, metrics = jax.jit(jax.vmap(make_train(config, ENV)))(jax.random.split(jax.random.key(0), 2))
     assert metrics["loss"].shape == (2, config.num_updates)
+    assert np.all(np.isfinite(metrics["loss"]))
     kernel = jax.tree_util.tree_leaves(policies.params["actor"])[0]
     assert kernel.shape[0] == 2
     assert not np.array_equal(np.asarray(kernel[0]), np.asarray(kernel[1]))

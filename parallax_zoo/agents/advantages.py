@@ -22,21 +22,21 @@ from jaxtyping import Array, Float
 
 
 def estimate_advantages(
-    value: Float[Array, "T ..."],
-    reward: Float[Array, "T ..."],
+    value: Float[Array, " T ..."],
+    reward: Float[Array, " T ..."],
     termination: Array,
     truncation: Array,
-    bootstrap_value: Float[Array, "T ..."],
+    bootstrap_value: Float[Array, " T ..."],
     last_value: Float[Array, "..."],
     *,
     gamma: float,
     gae_lambda: float,
     active: Array | None = None,
     done: Array | None = None,
-    ratio: Float[Array, "T ..."] | None = None,
+    ratio: Float[Array, " T ..."] | None = None,
     rho_clip: float = 1.0,
     c_clip: float = 1.0,
-) -> tuple[Float[Array, "T ..."], Float[Array, "T ..."]]:
+) -> tuple[Float[Array, " T ..."], Float[Array, " T ..."]]:
     """Return `(targets, advantages)`, gradients stopped, shaped like `value` (time first).
 
     `active` defaults to all true, `done` to `termination | truncation`, `ratio` to ones.

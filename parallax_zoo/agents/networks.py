@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import flax.linen as nn
 import jax
@@ -218,11 +218,11 @@ class ActorCritic:
 
     def distribution(self, params: Params, observation: Array, action_mask: Array | None = None) -> Distribution:
         """The policy at observations `[..., num_agents, obs_dim]`; masks `[..., num_agents, n]`."""
-        return self.actor.apply({"params": params["actor"]}, self._actor_input(observation), action_mask)
+        return cast(Distribution, self.actor.apply({"params": params["actor"]}, self._actor_input(observation), action_mask))
 
     def value(self, params: Params, observation: Array, global_observation: Array) -> Float[Array, "... num_agents"]:
         """Per-slot values from observations `[..., num_agents, obs_dim]` and global ones `[..., global_dim]`."""
-        return self.critic.apply({"params": params["critic"]}, self._critic_input(observation, global_observation))
+        return cast(Array, self.critic.apply({"params": params["critic"]}, self._critic_input(observation, global_observation)))
 
     def env_action(self, action: Array) -> Array:
         """Slot actions `[*batch, num_agents, ...]` to the env's action (no slot axis for single-agent envs)."""

@@ -70,7 +70,7 @@ class Policy:
         """The action distribution for every slot."""
         return self.model.distribution(self.params, self._observation(slots), slots.action_mask)
 
-    def value(self, slots: Slots) -> Float[Array, "*batch agents"]:
+    def value(self, slots: Slots) -> Float[Array, " *batch agents"]:
         """The critic's value for every slot."""
         return self.model.value(self.params, self._observation(slots), self._global_observation(slots))
 

@@ -12,6 +12,7 @@ loss term (MAPPO adds a centralised critic and self-play on top, `mappo.py`).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import Transition, collect, episode_stats
 from parallax_zoo.agents.slots import Slots, read_slots
 
-Metrics = dict[str, Array]
+Metrics = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -199,16 +200,12 @@ def make_learner(
     def learn(
         policy: Policy, opt_state: Any, trajectory: Transition, last_value: Array, key: PRNGKeyArray
     ) -> tuple[Policy, Any, Metrics]:
-        if not config.vtrace:
-            targets, advantages = advantages_for(policy, trajectory, last_value, config)
+        fixed = None if config.vtrace else advantages_for(policy, trajectory, last_value, config)
 
         def epoch(carry: tuple[Policy, Any], epoch_key: PRNGKeyArray) -> tuple[tuple[Policy, Any], Metrics]:
             policy, opt_state = carry
-            if config.vtrace:
-                epoch_targets, epoch_advantages = advantages_for(policy, trajectory, last_value, config)
-            else:
-                epoch_targets, epoch_advantages = targets, advantages
-            batch = Batch(trajectory, epoch_advantages, epoch_targets)
+            targets, advantages = advantages_for(policy, trajectory, last_value, config) if fixed is None else fixed
+            batch = Batch(trajectory, advantages, targets)
             size = config.num_envs * config.num_steps
             order = jax.random.permutation(epoch_key, size)
             minibatches = jax.tree_util.tree_map(
@@ -323,6 +320,7 @@ def make_env(env_id: str) -> Any:
     """The registered env `env_id` (with its default wrappers), with a clear error when none is named."""
     if not env_id:
         raise ValueError("train: pass env= or set config.env_id to a registered id (parallax_zoo.list_envs()).")
-    import parallax_zoo
-
-    return parallax_zoo.make(env_id)
+    make = getattr(importlib.import_module("parallax_zoo"), "make", None)
+    if make is None:
+        raise ValueError(f"train: no env registry is installed to make {env_id!r}; pass env= instead.")
+    return make(env_id)

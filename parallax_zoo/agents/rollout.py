@@ -42,24 +42,19 @@ class Transition:
     slot, fresh where `episode_finished`.
     """
 
-    observation: Float[Array, "*batch agents obs_dim"]
-    global_observation: Float[Array, "*batch global_dim"]
-    action_mask: Bool[Array, "*batch agents ..."] | None
+    observation: Float[Array, " *batch agents obs_dim"]
+    global_observation: Float[Array, " *batch global_dim"]
+    action_mask: Bool[Array, " *batch agents ..."] | None
     action: Array
-    log_prob: Float[Array, "*batch agents"]
-    value: Float[Array, "*batch agents"]
-    reward: Float[Array, "*batch agents"]
-    active: Bool[Array, "*batch agents"]
-    termination: Bool[Array, "*batch agents"]
-    truncation: Bool[Array, "*batch agents"]
-    bootstrap_value: Float[Array, "*batch agents"]
-    episode_return: Float[Array, "*batch agents"]
-    episode_finished: Bool[Array, "*batch"]
-
-    @property
-    def done(self) -> Bool[Array, "*batch agents"]:
-        """The slot's trace ends here: its episode ended or the agent went inactive."""
-        return self.termination | self.truncation
+    log_prob: Float[Array, " *batch agents"]
+    value: Float[Array, " *batch agents"]
+    reward: Float[Array, " *batch agents"]
+    active: Bool[Array, " *batch agents"]
+    termination: Bool[Array, " *batch agents"]
+    truncation: Bool[Array, " *batch agents"]
+    bootstrap_value: Float[Array, " *batch agents"]
+    episode_return: Float[Array, " *batch agents"]
+    episode_finished: Bool[Array, " *batch"]
 
 
 def episode_stats(state: State | MARLState) -> EpisodeStats:

@@ -21,7 +21,7 @@ from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy, collect
 
-Results = dict[str, Array]
+Results = dict[str, Any]
 
 
 def first_episode_returns(env: Any, players: Matchup, key: PRNGKeyArray, num_episodes: int, max_steps: int) -> Array:

@@ -26,11 +26,11 @@ class Slots:
     observations concatenated where the env has none (single-agent: the observation).
     """
 
-    observation: Float[Array, "*batch agents obs_dim"]
-    global_observation: Float[Array, "*batch global_dim"]
-    action_mask: Bool[Array, "*batch agents ..."] | None
-    active: Bool[Array, "*batch agents"]
-    reward: Float[Array, "*batch agents"]
+    observation: Float[Array, " *batch agents obs_dim"]
+    global_observation: Float[Array, " *batch global_dim"]
+    action_mask: Bool[Array, " *batch agents ..."] | None
+    active: Bool[Array, " *batch agents"]
+    reward: Float[Array, " *batch agents"]
 
 
 def _as_array(observation: Any, where: str) -> Array:
