@@ -1,0 +1,71 @@
+"""The rollout keeps seed 000's pairings: rewards with the previous active mask, per-slot
+termination when an agent goes inactive, truncation bootstrapping from the pre-reset observation."""
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from example_envs import GridWorld, Race
+from parallax import TimeLimit
+from parallax_zoo.agents.ppo import vector_env
+from parallax_zoo.agents.rollout import collect
+from parallax_zoo.agents.slots import Slots
+
+
+@dataclass(frozen=True)
+class FixedActions:
+    """Takes the same action in every env for each slot; its 'value' is the sum of the slot's observation."""
+
+    actions: tuple[int, ...]
+    multi_agent: bool
+
+    def act_slots(self, slots: Slots, key):
+        action = jnp.broadcast_to(jnp.asarray(self.actions, jnp.int32), slots.active.shape)
+        return action, jnp.zeros(slots.active.shape), self.value(slots)
+
+    def value(self, slots: Slots):
+        return slots.observation.sum(axis=-1)
+
+    def env_action(self, action):
+        return action if self.multi_agent else action[..., 0]
+
+
+def run(env, policy, num_envs, num_steps):
+    vec_env = vector_env(env, num_envs)
+    return jax.jit(lambda key: collect(vec_env, policy, vec_env.reset(key=key), key, num_steps))(jax.random.key(0))
+
+
+def test_truncation_keeps_the_pre_reset_value():
+    # "Down" (action 1) from (0, 0) stays put, and goals are never at y = 0: no episode terminates,
+    # TimeLimit(3) truncates after steps 2, 5 and 8, and the observation is constant within an episode.
+    _, trajectory = run(TimeLimit(GridWorld(), max_steps=3), FixedActions((1,), False), num_envs=5, num_steps=9)
+    truncated = np.zeros((9, 5, 1), bool)
+    truncated[[2, 5, 8]] = True
+    np.testing.assert_array_equal(trajectory.truncation, truncated)
+    assert not trajectory.termination.any()
+    # The bootstrap is the value of the episode's own (pre-reset) observation ...
+    np.testing.assert_array_equal(trajectory.bootstrap_value, trajectory.value)
+    # ... and the next step's value belongs to a new episode with a fresh goal in most envs.
+    changed = trajectory.value[3] != trajectory.bootstrap_value[2]
+    assert changed.any()
+
+
+def test_agents_that_finish_stop_bootstrapping_and_their_slots_go_inactive():
+    # Slots 0 and 1 always move and finish on step 9 (position 10); slot 2 never moves, so the
+    # episode runs on until TimeLimit(15) truncates it after step 14.
+    env = TimeLimit(Race(), max_steps=15)
+    _, trajectory = run(env, FixedActions((1, 1, 0), True), num_envs=2, num_steps=15)
+    np.testing.assert_array_equal(trajectory.reward[9], [[1.0, 1.0, 0.0]] * 2)  # pairs with active[9]
+    assert trajectory.reward[:9].sum() == 0 and trajectory.reward[10:].sum() == 0
+    np.testing.assert_array_equal(trajectory.active[9], [[True, True, True]] * 2)
+    np.testing.assert_array_equal(trajectory.active[10], [[False, False, True]] * 2)
+    np.testing.assert_array_equal(trajectory.termination[9], [[True, True, False]] * 2)
+    assert not trajectory.termination[:9].any()
+    # Slot 2 is truncated (it bootstraps); the long-finished slots are terminal, not truncated.
+    np.testing.assert_array_equal(trajectory.truncation[14], [[False, False, True]] * 2)
+    assert not trajectory.truncation[:14].any()
+    # The episode's returns per slot arrive on the step it ends.
+    assert trajectory.episode_finished[14].all() and not trajectory.episode_finished[:14].any()
+    np.testing.assert_array_equal(trajectory.episode_return[14], [[1.0, 1.0, 0.0]] * 2)
