@@ -28,7 +28,7 @@ from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import Transition, collect, episode_stats
-from parallax_zoo.agents.slots import Slots, read_slots
+from parallax_zoo.agents.slots import read_slots
 
 Metrics = dict[str, Any]
 
@@ -120,7 +120,7 @@ def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) ->
     """Clipped surrogate + clipped value loss - entropy bonus, each a mean over active slots only."""
     step = batch.transition
     valid = step.active
-    slots = Slots(step.observation, step.global_observation, step.action_mask, step.active, step.reward)
+    slots = step.slots()
     current = dataclasses.replace(policy, params=params)
     dist = current.distribution(slots)
     log_ratio = dist.log_prob(step.action) - step.log_prob
@@ -160,10 +160,7 @@ def advantages_for(policy: Policy, trajectory: Transition, last_value: Array, co
     """
     value, ratio = trajectory.value, None
     if config.vtrace:
-        slots = Slots(
-            trajectory.observation, trajectory.global_observation, trajectory.action_mask,
-            trajectory.active, trajectory.reward,
-        )
+        slots = trajectory.slots()
         value = policy.value(slots)
         ratio = jnp.exp(policy.distribution(slots).log_prob(trajectory.action) - trajectory.log_prob)
     return estimate_advantages(

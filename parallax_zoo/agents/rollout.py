@@ -56,6 +56,10 @@ class Transition:
     episode_return: Float[Array, " *batch agents"]
     episode_finished: Bool[Array, " *batch"]
 
+    def slots(self) -> Slots:
+        """What the policy saw at this step, to evaluate it again under new params."""
+        return Slots(self.observation, self.global_observation, self.action_mask, self.active, self.reward)
+
 
 def episode_stats(state: State | MARLState) -> EpisodeStats:
     """The `EpisodeStats` that `RecordEpisodeStatistics` keeps in `info`, with a clear error if absent."""
