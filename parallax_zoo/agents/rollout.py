@@ -111,3 +111,19 @@ def collect(
         return rollout_step(env, policy, state, step_key)
 
     return jax.lax.scan(step, state, jax.random.split(key, num_steps))
+
+
+def first_episode_returns(
+    env: Any, policy: RolloutPolicy, state: State | MARLState, key: PRNGKeyArray, max_steps: int
+) -> tuple[Float[Array, "envs agents"], Bool[Array, " envs"]]:
+    """Per-slot return of each env's first episode from `state`, and whether it finished within `max_steps`.
+
+    `env` is `RecordEpisodeStatistics(VmapWrapper(...))` freshly reset to `state`;
+    returns of unfinished episodes are 0. This is how evaluation plays episodes.
+    """
+    _, trajectory = collect(env, policy, state, key, max_steps)
+    finished = trajectory.episode_finished
+    first = jnp.argmax(finished, axis=0)
+    returns = trajectory.episode_return[first, jnp.arange(finished.shape[1])]
+    ended = finished.any(axis=0)
+    return jnp.where(ended[:, None], returns, 0.0), ended

@@ -1,10 +1,10 @@
 """Self-play evaluation for zero-sum games: head-to-head matches and a fixed-size buffer of past policies.
 
-`head_to_head` seats the policy in slot `e % num_agents` of episode `e` (so
-it plays every seat equally often), lets the opponent take the other slots
-and reports the seated slot's results. `SnapshotBuffer` keeps earlier
-policies inside the jitted training loop so the current policy can be
-measured against them.
+`head_to_head` seats the policy on one side of each episode (a team, or a
+slot where the env has no teams), rotating sides so it plays each equally
+often, lets the opponent take the other slots and reports the side's
+results. `SnapshotBuffer` keeps earlier policies inside the jitted training
+loop so the current policy can be measured against them.
 """
 
 from __future__ import annotations
@@ -16,37 +16,41 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, PRNGKeyArray
 
+from parallax.core import MARLState
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.rollout import RolloutPolicy, collect
+from parallax_zoo.agents.rollout import RolloutPolicy, first_episode_returns
 
 Results = dict[str, Any]
 
 
-def first_episode_returns(env: Any, players: Matchup, key: PRNGKeyArray, num_episodes: int, max_steps: int) -> Array:
-    """Per-slot return `[num_episodes, agents]` of each env's first episode (0 where none finished)."""
-    vec_env = RecordEpisodeStatistics(VmapWrapper(env, num_episodes))
-    reset_key, play_key = jax.random.split(key)
-    _, trajectory = collect(vec_env, players, vec_env.reset(key=reset_key), play_key, max_steps)
-    finished = trajectory.episode_finished
-    first = jnp.argmax(finished, axis=0)
-    returns = trajectory.episode_return[first, jnp.arange(num_episodes)]
-    return jnp.where(finished.any(axis=0)[:, None], returns, 0.0)
+def sides(state: MARLState) -> Array:
+    """Each slot's side `[*batch, agents]`: its team where the env's `Agents` expose `team`, else its slot index."""
+    team = getattr(state.agents, "team", None)
+    if team is not None:
+        return jnp.asarray(team, jnp.int32)
+    return jnp.broadcast_to(jnp.arange(state.agents.active.shape[-1]), state.agents.active.shape)
 
 
 def head_to_head(
-    env: Any, player: RolloutPolicy, opponent: RolloutPolicy, key: PRNGKeyArray, num_episodes: int, max_steps: int,
-    num_agents: int,
+    env: Any, player: RolloutPolicy, opponent: RolloutPolicy, key: PRNGKeyArray, num_episodes: int, max_steps: int
 ) -> Results:
-    """Win, draw and loss rates and mean return of `player` against `opponent`, seats rotated per episode.
+    """Win, draw and loss rates and mean return of `player` against `opponent` over each env's first episode.
 
-    `max_steps` must cover a whole episode (the env's time limit); unfinished episodes count as draws.
+    Episode `e` seats `player` on side `e % num_sides` (a team, or a single
+    slot where the env has no teams) and `opponent` on every other slot; the
+    side's return is the mean over its slots. `max_steps` must cover a whole
+    episode (the env's time limit); episodes that do not finish count as draws.
     """
-    seat = jnp.arange(num_episodes) % num_agents
-    seats = jnp.arange(num_agents)[None, :] == seat[:, None]
-    returns = first_episode_returns(env, Matchup(player, opponent, seats), key, num_episodes, max_steps)
-    mine = returns[jnp.arange(num_episodes), seat]
+    vec_env = RecordEpisodeStatistics(VmapWrapper(env, num_episodes))
+    reset_key, play_key = jax.random.split(key)
+    state = vec_env.reset(key=reset_key)
+    slot_sides = sides(state)
+    seated = jnp.arange(num_episodes) % (jnp.max(slot_sides) + 1)
+    ours = slot_sides == seated[:, None]
+    returns, _ = first_episode_returns(vec_env, Matchup(player, opponent, ours), state, play_key, max_steps)
+    mine = jnp.sum(jnp.where(ours, returns, 0.0), axis=-1) / jnp.sum(ours, axis=-1)
     return {
         "win": jnp.mean(mine > 0),
         "draw": jnp.mean(mine == 0),
@@ -92,13 +96,10 @@ def evaluate_self_play(
     Results vs snapshots have a leading `capacity` axis; `snapshot_filled` marks the real ones.
     """
     random_key, snapshot_key = jax.random.split(key)
-    num_agents = policy.model.num_agents
-    vs_random = head_to_head(
-        env, Greedy(policy), RandomPlayer(policy.model), random_key, num_episodes, max_steps, num_agents
-    )
+    vs_random = head_to_head(env, Greedy(policy), RandomPlayer(policy.model), random_key, num_episodes, max_steps)
 
     def against(snapshot: Policy, match_key: PRNGKeyArray) -> Results:
-        return head_to_head(env, policy, snapshot, match_key, num_episodes, max_steps, num_agents)
+        return head_to_head(env, policy, snapshot, match_key, num_episodes, max_steps)
 
     vs_snapshots = jax.vmap(against)(snapshots.policies, jax.random.split(snapshot_key, snapshots.capacity))
     return {"vs_random": vs_random, "vs_snapshots": vs_snapshots, "snapshot_filled": snapshots.filled}
