@@ -66,7 +66,9 @@ def make_train(config: MAPPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[
     """
     model = model_for(env, config)
     if not model.multi_agent:
-        raise ValueError("MAPPO trains multi-agent envs (MARLState); use parallax_zoo.agents.ppo for single-agent envs.")
+        raise ValueError(
+            "MAPPO trains multi-agent envs (MARLState); use parallax_zoo.agents.ppo for single-agent envs."
+        )
     training_env = vector_env(env, config.num_envs)
     optimizer = make_optimizer(config)
     update = make_update(config, model, training_env, optimizer)

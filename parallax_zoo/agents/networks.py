@@ -218,11 +218,13 @@ class ActorCritic:
 
     def distribution(self, params: Params, observation: Array, action_mask: Array | None = None) -> Distribution:
         """The policy at observations `[..., num_agents, obs_dim]`; masks `[..., num_agents, n]`."""
-        return cast(Distribution, self.actor.apply({"params": params["actor"]}, self._actor_input(observation), action_mask))
+        inputs = self._actor_input(observation)
+        return cast(Distribution, self.actor.apply({"params": params["actor"]}, inputs, action_mask))
 
     def value(self, params: Params, observation: Array, global_observation: Array) -> Float[Array, "... num_agents"]:
         """Per-slot values from observations `[..., num_agents, obs_dim]` and global ones `[..., global_dim]`."""
-        return cast(Array, self.critic.apply({"params": params["critic"]}, self._critic_input(observation, global_observation)))
+        inputs = self._critic_input(observation, global_observation)
+        return cast(Array, self.critic.apply({"params": params["critic"]}, inputs))
 
     def env_action(self, action: Array) -> Array:
         """Slot actions `[*batch, num_agents, ...]` to the env's action (no slot axis for single-agent envs)."""
@@ -243,5 +245,6 @@ class ActorCritic:
         if not self.centralised_critic:
             return self._actor_input(observation)
         batch_shape = observation.shape[:-2]
-        shared = jnp.broadcast_to(global_observation[..., None, :], batch_shape + (self.num_agents, self.global_obs_dim))
+        slots_shape = batch_shape + (self.num_agents, self.global_obs_dim)
+        shared = jnp.broadcast_to(global_observation[..., None, :], slots_shape)
         return jnp.concatenate([shared, self._slot_ids(batch_shape)], axis=-1)

@@ -74,7 +74,9 @@ class PPOConfig:
                 f"total_timesteps={self.total_timesteps} is less than one rollout of num_envs * num_steps = {batch}"
             )
         elif batch % self.num_minibatches != 0:
-            problems.append(f"num_envs * num_steps = {batch} must be divisible by num_minibatches={self.num_minibatches}")
+            problems.append(
+                f"num_envs * num_steps = {batch} must be divisible by num_minibatches={self.num_minibatches}"
+            )
         if self.activation not in ACTIVATIONS:
             problems.append(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
         if self.update_epochs < 1 or self.num_minibatches < 1:
@@ -130,7 +132,8 @@ def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) ->
         mean = masked_mean(advantage, valid)
         std = jnp.sqrt(masked_mean((advantage - mean) ** 2, valid))
         advantage = (advantage - mean) / (std + 1e-8)
-    surrogate = jnp.minimum(ratio * advantage, jnp.clip(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps) * advantage)
+    clipped_ratio = jnp.clip(ratio, 1.0 - config.clip_eps, 1.0 + config.clip_eps)
+    surrogate = jnp.minimum(ratio * advantage, clipped_ratio * advantage)
     policy_loss = -masked_mean(surrogate, valid)
 
     value = current.value(slots)
