@@ -19,7 +19,8 @@ ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx"}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""
 
 
-def _import(module: str, adapter: str, env_id: str) -> ModuleType:
+def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
+    """Import `module`, or raise an `ImportError` saying which pip extra provides it."""
     try:
         return importlib.import_module(module)
     except ImportError as error:
@@ -31,11 +32,10 @@ def _import(module: str, adapter: str, env_id: str) -> ModuleType:
 
 def build_gymnax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
     """`GymnaxAdapter(env, params)`; `max_steps` sets `params.max_steps_in_episode`, kwargs override other params."""
-    gymnax = _import("gymnax", "gymnax", env_id)
-    adapter = _import("parallax.adapters.gymnax", "gymnax", env_id)
+    gymnax = import_optional("gymnax", "gymnax", env_id)
     env, params = gymnax.make(foreign_id)
-    accepted = [field.name for field in dataclasses.fields(params)]
-    check_kwargs(env_id, kwargs, accepted)
+    check_kwargs(env_id, kwargs, [field.name for field in dataclasses.fields(params)])
+    adapter = import_optional("parallax.adapters.gymnax", "gymnax", env_id)
     if max_steps is not None:
         params = params.replace(max_steps_in_episode=max_steps)
     return adapter.GymnaxAdapter(env, params.replace(**kwargs))
@@ -43,12 +43,12 @@ def build_gymnax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_st
 
 def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
     """`BraxAdapter(brax.envs.get_environment(foreign_id, **kwargs), episode_length=max_steps)`."""
-    brax_envs = _import("brax.envs", "brax", env_id)
-    adapter = _import("parallax.adapters.brax", "brax", env_id)
+    brax_envs = import_optional("brax.envs", "brax", env_id)
     env = brax_envs.get_environment(foreign_id)
     if kwargs:
         check_kwargs(env_id, kwargs, type(env))
         env = type(env)(**kwargs)
+    adapter = import_optional("parallax.adapters.brax", "brax", env_id)
     episode = {} if max_steps is None else {"episode_length": max_steps}
     return adapter.BraxAdapter(env, **episode)
 
@@ -58,10 +58,10 @@ def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps
 
     kwargs override entries of the Playground config; `max_steps` sets its `episode_length`.
     """
-    playground = _import("mujoco_playground", "mjx", env_id)
-    adapter = _import("parallax.adapters.mjx", "mjx", env_id)
+    playground = import_optional("mujoco_playground", "mjx", env_id)
     config = playground.registry.get_default_config(foreign_id)
     check_kwargs(env_id, kwargs, sorted(config.keys()))
+    adapter = import_optional("parallax.adapters.mjx", "mjx", env_id)
     overrides: dict[str, Any] = {"impl": "jax"}
     if max_steps is not None and "episode_length" in config:
         overrides["episode_length"] = max_steps
