@@ -26,7 +26,7 @@ import jax.numpy as jnp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import example_envs  # noqa: E402
+import example_envs  # noqa: E402  # pyright: ignore[reportMissingImports]
 
 import parallax_zoo  # noqa: E402
 from parallax import AutoResetWrapper, MARLState, TimeLimit, VmapWrapper  # noqa: E402
@@ -50,7 +50,7 @@ def random_legal_action(space: Any, state: Any, key: jax.Array) -> jax.Array:
     return space.sample(key=key)
 
 
-def build_rollout(env: Any, num_envs: int, num_steps: int) -> tuple[Callable, Any]:
+def build_rollout(env: Any, num_envs: int, num_steps: int) -> tuple[Any, Any]:
     """A jitted `(state, key) -> state` that runs `num_steps` random steps, and its first state."""
     vector = VmapWrapper(AutoResetWrapper(env), num_envs=num_envs)
 
@@ -81,7 +81,7 @@ def main() -> None:
     for env_id in native_ids:
         makers = {"ours": lambda env_id=env_id: parallax_zoo.make(env_id)}
         if env_id in SEED_EXAMPLES:
-            max_steps = parallax_zoo.spec(env_id).max_steps
+            max_steps = parallax_zoo.spec(env_id).max_steps or num_steps
             makers["seed"] = lambda env_id=env_id, m=max_steps: TimeLimit(SEED_EXAMPLES[env_id](), m)
         for who, make in makers.items():
             for n in NUM_ENVS:

@@ -121,6 +121,9 @@ class EnvSpec:
             field_name, problem = problems[0]
             raise InvalidSpecError(repr(self.id), field_name, problem)
 
+    def __hash__(self) -> int:
+        return hash(self.id)
+
     @property
     def kind(self) -> str:
         """"native" for an entry point, else the adapter's name."""
@@ -253,7 +256,7 @@ class Registry:
     def table(self) -> str:
         """A plain-text table of the registry: id, kind, agents, max_steps, reference score, tags."""
         header = ("id", "kind", "agents", "max_steps", "reference", "tags")
-        rows = [header]
+        rows: list[tuple[str, ...]] = [header]
         for env_id in self.list_envs():
             s = self._specs[env_id]
             score = "-" if s.reference_score is None else f"{s.reference_score:.3f}"

@@ -130,7 +130,7 @@ def test_an_illegal_move_leaves_the_agent_in_place_at_the_step_cost() -> None:
 def test_bad_key_and_bad_action_are_rejected_with_the_method_named() -> None:
     env = GridWorld()
     with pytest.raises(TypeError, match=r"GridWorld.reset expects a JAX PRNG key"):
-        env.reset(key=0)
+        env.reset(key=0)  # pyright: ignore[reportArgumentType]
     state = env.reset(key=jax.random.key(0))
     with pytest.raises(ValueError, match=r"GridWorld.step: expected an action of shape \(\)"):
         env.step(state, jnp.zeros(2, jnp.int32))
@@ -158,4 +158,4 @@ def test_an_episode_renders_to_a_gif(tmp_path) -> None:
     _, frames = jax.lax.scan(body, env.reset(key=jax.random.key(2)), None, length=6)
     path = rendering.save_gif(np.asarray(frames), tmp_path / "episode.gif")
     with Image.open(path) as gif:
-        assert gif.n_frames == 6 and gif.size == (40, 40)
+        assert getattr(gif, "n_frames") == 6 and gif.size == (40, 40)

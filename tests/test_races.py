@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -55,8 +56,11 @@ def test_race_always_forward_earns_the_optimal_return() -> None:
 
 def test_race_rewards_pair_with_the_previous_active_mask() -> None:
     env = Race(num_agents=3, track_length=4, step_cost=0.01)
-    every_other = lambda s, t: jnp.asarray([1, t % 2, 0], jnp.int32)  # noqa: E731
-    states = _rollout(env, every_other, 9)
+    def policy(state: MARLState, t: int) -> jax.Array:
+        """Slot 0 always moves, slot 1 every other step, slot 2 never."""
+        return jnp.asarray([1, t % 2, 0], jnp.int32)
+
+    states = _rollout(env, policy, 9)
     _assert_reward_pairs_with_previous_active(states)
     active = np.asarray([s.agents.active for s in states])
     assert active[:4, 0].all() and not active[4:, 0].any()
@@ -121,7 +125,7 @@ def test_tripping_knocks_back_opponents_within_reach_only() -> None:
     np.testing.assert_array_equal(both.env_state.position, [0, 6, 0, 6])
 
 
-def _play(env: TeamRace, team_0_policy, team_1_policy) -> tuple[np.ndarray, int]:
+def _play(env: Any, team_0_policy, team_1_policy) -> tuple[np.ndarray, int]:
     """One game; returns each slot's return and the number of steps it lasted."""
     step = jax.jit(env.step)
     state = env.reset(key=jax.random.key(0))
@@ -150,9 +154,10 @@ def test_team_membership_is_exposed_and_survives_wrappers() -> None:
     env = VmapWrapper(AutoResetWrapper(TeamRace()), num_envs=3)
     state = env.reset(key=jax.random.key(0))
     state = jax.jit(env.step)(state, jnp.ones((3, 4), jnp.int32))
-    assert isinstance(state.agents, TeamAgents)
-    np.testing.assert_array_equal(state.agents.team, np.tile([0, 0, 1, 1], (3, 1)))
-    assert state.agents.active.all()
+    agents = state.agents
+    assert isinstance(agents, TeamAgents)
+    np.testing.assert_array_equal(agents.team, np.tile([0, 0, 1, 1], (3, 1)))
+    assert agents.active.all()
 
 
 def test_team_observation_is_egocentric_with_the_rank_in_team() -> None:

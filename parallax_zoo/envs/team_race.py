@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import jax
 import jax.numpy as jnp
@@ -139,7 +140,7 @@ def blocking_action(state: MARLState, reach: int = 1) -> Array:
     The second member always runs. Works on one state or a batch.
     """
     position = state.env_state.position
-    team = state.agents.team
+    team = cast(TeamAgents, state.agents).team
     near = jnp.abs(position[..., :, None] - position[..., None, :]) <= reach
     opponent_near = jnp.any(near & (team[..., :, None] != team[..., None, :]), axis=-1)
     first_member = jnp.asarray(np.tile([True, False], 2))
