@@ -9,6 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from parallax import State, VmapWrapper
@@ -16,6 +18,7 @@ from parallax_zoo.envs import rendering
 from parallax_zoo.envs.gridworld import GridState, GridWorld, MaskedGridWorld, MaskedState
 
 UP, DOWN, RIGHT, LEFT = 0, 1, 2, 3
+_STEP = jax.jit(GridWorld(step_cost=0.01).step)
 
 
 def _at(env: GridWorld, position: tuple[int, int], goal: tuple[int, int]) -> State:
@@ -72,6 +75,23 @@ def test_loitering_near_the_goal_only_costs() -> None:
     assert float(away.reward) + float(back.reward) == pytest.approx(-0.02, abs=1e-6)
     bump = env.step(_at(env, (0, 0), (2, 3)), jnp.int32(LEFT))
     assert float(bump.reward) == pytest.approx(-0.01, abs=1e-7)
+
+
+@settings(max_examples=40, deadline=None)
+@given(goal=st.tuples(st.integers(1, 4), st.integers(1, 4)), actions=st.lists(st.integers(0, 3), max_size=12))
+def test_any_trajectory_returns_the_potential_gain_minus_the_step_costs(goal: tuple[int, int], actions: list[int]) -> None:
+    env = GridWorld(step_cost=0.01)
+    state = _at(env, (0, 0), goal)
+    total, steps = 0.0, 0
+    for action in actions:
+        if bool(state.termination):
+            break
+        state = _STEP(state, jnp.int32(action))
+        total += float(state.reward)
+        steps += 1
+    distance = float(np.hypot(*(np.asarray(state.env_state.position) - np.asarray(goal))))
+    expected = math.exp(-distance) - math.exp(-math.hypot(*goal)) - 0.01 * steps
+    assert total == pytest.approx(expected, abs=1e-5)
 
 
 def test_optimal_return_on_a_two_by_two_grid() -> None:

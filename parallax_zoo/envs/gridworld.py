@@ -50,7 +50,8 @@ class GridWorld:
     after the move. The shaping part telescopes, so an episode that reaches
     the goal in `n` steps returns `1 - exp(-d0) - n * step_cost`, and the
     optimal return for goal `g` is `1 - exp(-|g|_2) - step_cost * |g|_1`
-    (any shortest path). `optimal_return()` averages it over the goals.
+    (any shortest path). `optimal_return()` averages it over the goals:
+    about 0.904 with the defaults.
     """
 
     def __init__(self, size: int = 5, step_cost: float = 0.01, cell_pixels: int = 16):

@@ -42,7 +42,8 @@ class RespawnRace:
 
     Always moving forward is optimal (waiting only delays; the risk per move
     does not change), and `optimal_return(num_steps)` is its exact expected
-    return per agent over an episode of `num_steps` steps.
+    return per agent over an episode of `num_steps` steps: about 6.44 laps
+    with the defaults and the registered 100 steps.
 
     Observation per slot: its own progress (cell / `track_length`), then the
     others' progress in slot order (0 for inactive ones); zeros while inactive.
