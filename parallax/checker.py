@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.core import MARLState, State, is_key, is_key_dtype
-from parallax.spaces import Discrete, Space
+from parallax.core import MARLState, State, action_mask_of, is_key, is_key_dtype
+from parallax.spaces import Space, sample_legal
 
 
 class ProtocolError(Exception):
@@ -59,19 +59,9 @@ def _trees_equal(a: Any, b: Any) -> Array:
     return equal
 
 
-def _action_mask(state: Any) -> Array | None:
-    if isinstance(state, MARLState):
-        return state.agents.action_mask
-    return getattr(state, "action_mask", None)
-
-
 def _random_action(space: Space, state: Any, key: PRNGKeyArray) -> Any:
     """A random action; uniform over the legal ones where the state carries an action mask."""
-    mask = _action_mask(state)
-    if mask is not None and isinstance(space, Discrete):
-        logits = jnp.where(mask, 0.0, -jnp.inf)
-        return jax.random.categorical(key, logits).astype(space.dtype)
-    return space.sample(key=key)
+    return sample_legal(space, key=key, mask=action_mask_of(state))
 
 
 def _check_spaces(env: Any) -> None:

@@ -184,6 +184,13 @@ class MARLVectorEnv(Protocol[MARLStateT]):
     def step(self, state: MARLStateT, action: Array) -> MARLStateT: ...
 
 
+def action_mask_of(state: Any) -> Array | None:
+    """The legal-action mask a state carries: `agents.action_mask`, an `action_mask` field, or None."""
+    if isinstance(state, MARLState):
+        return state.agents.action_mask
+    return getattr(state, "action_mask", None)
+
+
 def is_key_dtype(dtype: Any) -> bool:
     """True for the dtype of a typed key array (`jax.random.key`)."""
     return jnp.issubdtype(dtype, jax.dtypes.prng_key)
