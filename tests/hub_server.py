@@ -22,8 +22,11 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
-LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".pkl", ".npz", ".png")
-"""Files stored through LFS, as the Hub's default `.gitattributes` does for weights and binaries."""
+LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".pkl", ".npz", ".h5", ".onnx", ".zip")
+"""Files stored through LFS whatever their content, as in the Hub's default `.gitattributes`."""
+
+SAMPLE_SIZE = 512
+"""How many leading bytes the client sends in a preupload request, from which the Hub tells binary files."""
 
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}")
 _REPO_PART = r"[A-Za-z0-9][A-Za-z0-9._-]*"
@@ -40,9 +43,15 @@ def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def is_lfs_path(path: str) -> bool:
-    """Whether the server stores `path` through LFS (its ETag is then the content's sha256)."""
-    return path.endswith(LFS_SUFFIXES)
+def stored_as_lfs(path: str, sample: bytes) -> bool:
+    """Whether the Hub stores a file through LFS (its ETag is then the sha256): weights by name, binaries by content."""
+    if path.endswith(LFS_SUFFIXES) or b"\0" in sample[:SAMPLE_SIZE]:
+        return True
+    try:
+        sample[:SAMPLE_SIZE].decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.reason != "unexpected end of data"
+    return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +147,8 @@ class RepoStore:
                 files = {name: entry for name, entry in files.items() if name != path and not name.startswith(path + "/")}
             for path, sha256 in add.items():
                 data = self.read_object(sha256)
-                files[path] = dataclasses.asdict(RepoFile(sha256, git_blob_sha1(data), len(data), is_lfs_path(path)))
+                entry = RepoFile(sha256, git_blob_sha1(data), len(data), stored_as_lfs(path, data))
+                files[path] = dataclasses.asdict(entry)
             content = json.dumps({"parent": head, "message": message, "files": files}, sort_keys=True).encode()
             commit_id = hashlib.sha1(content).hexdigest()
             (repo_dir / "commits" / f"{commit_id}.json").write_bytes(content)
@@ -292,7 +302,8 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
             for path, entry in sorted(self.hub.store.tree(repo_id, commit_id).items())
         ]
         author = repo_id.split("/")[0]
-        self._json(200, {"id": repo_id, "modelId": repo_id, "author": author, "sha": commit_id, "private": False, "siblings": siblings})
+        info = {"id": repo_id, "modelId": repo_id, "author": author, "sha": commit_id, "private": False}
+        self._json(200, info | {"siblings": siblings})
 
     def _create_repo(self, payload: Mapping[str, Any]) -> None:
         organization, name = payload.get("organization"), payload.get("name")
@@ -330,7 +341,7 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         files = [
             {
                 "path": item["path"],
-                "uploadMode": "lfs" if is_lfs_path(item["path"]) else "regular",
+                "uploadMode": "lfs" if stored_as_lfs(item["path"], base64.b64decode(item["sample"])) else "regular",
                 "shouldIgnore": False,
                 "oid": tree[item["path"]].etag if item["path"] in tree else None,
             }

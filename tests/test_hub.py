@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from PIL import Image
 from huggingface_hub import HfApi, ModelCard, ModelCardData, constants, metadata_load
 from safetensors.numpy import load_file, save_file
 
@@ -55,6 +56,7 @@ def write_baseline(folder: Path, scale: float) -> Path:
     save_file(weights, str(folder / "model.safetensors"))
     (folder / "config.yaml").write_text(yaml.safe_dump({"algorithm": "MAPPO", "lr": 3e-4 * scale}))
     (folder / "README.md").write_text(model_card(ENV_ID, "MAPPO", 1.5 * scale, 0.25, 32))
+    Image.new("RGB", (8, 4), (int(40 * scale) % 256, 90, 200)).save(folder / "curve.png")
     return folder
 
 
@@ -78,6 +80,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    monkeypatch.setenv("HF_TOKEN", "test-token")  # so a token stored on this machine is never sent
     yield server
     server.stop()
 
@@ -104,6 +107,11 @@ def test_pin_round_trips_through_registry_yaml(tmp_path: Path) -> None:
     assert BaselinePin.from_dict(pasted["baseline"]) == pin
     assert hash(BaselinePin.from_dict(pasted["baseline"])) == hash(pin)
     assert pin.is_commit and not BaselinePin(REPO, "main", pin.files).is_commit
+
+
+def test_pin_yaml_keeps_hex_that_looks_like_a_number() -> None:
+    pin = BaselinePin(REPO, "1234567890" * 4, {"model.safetensors": "0" * 64, "config.yaml": "1" * 63 + "e"})
+    assert BaselinePin.from_dict(yaml.safe_load(format_pin(pin))["baseline"]) == pin
 
 
 GOOD_SHA = "a" * 64
@@ -156,10 +164,11 @@ def test_download_through_hf_endpoint(seeded: tuple[HubServer, Path, str], tmp_p
     for name in pin.files:
         assert (fetched / name).read_bytes() == (folder / name).read_bytes()
     np.testing.assert_array_equal(load_file(str(fetched / "model.safetensors"))["actor/bias"], np.ones(6, np.float32))
-    downloaded = sorted(request.path for request in server.file_downloads())
-    assert downloaded == sorted(f"/{REPO}/resolve/{rev}/{name}" for name, rev in zip(
-        pin.files, ["main"] + [commit_id] * (len(pin.files) - 1)
-    )), "the first file resolves main, the others are fetched at that commit"
+    first, *others = pin.files
+    expected = [f"/{REPO}/resolve/main/{first}"] + [f"/{REPO}/resolve/{commit_id}/{name}" for name in others]
+    assert [request.path for request in server.file_downloads()] == expected, (
+        "the first file resolves main, the others are fetched at the commit main pointed at"
+    )
 
 
 def test_download_at_pinned_commit(seeded: tuple[HubServer, Path, str], tmp_path: Path) -> None:
@@ -333,10 +342,13 @@ def test_push_round_trip(hub: HubServer, tmp_path: Path) -> None:
     folder = write_baseline(tmp_path / "trained", scale=3.0)
     pin = push_baseline(folder, "parallax-zoo/Pushed-v0", token="test-token")
     assert pin.is_commit and hub.store.resolve("parallax-zoo/Pushed-v0", "main") == pin.revision
-    assert dict(pin.files) == {name: sha256_of(folder / name) for name in ("README.md", "config.yaml", "model.safetensors")}
-    assert any(request.method == "PUT" and request.path.startswith("/lfs-upload/") for request in hub.requests)
+    names = ("README.md", "config.yaml", "curve.png", "model.safetensors")
+    assert dict(pin.files) == {name: sha256_of(folder / name) for name in names}
+    lfs_uploads = {request.path for request in hub.requests if request.method == "PUT"}
+    assert lfs_uploads == {f"/lfs-upload/{pin.files[name]}" for name in ("curve.png", "model.safetensors")}
     assert HfApi(endpoint=hub.endpoint).model_info("parallax-zoo/Pushed-v0").sha == pin.revision
-    assert push_baseline(folder, "parallax-zoo/Pushed-v0", token="test-token") == pin, "an unchanged folder is no new commit"
+    unchanged = push_baseline(folder, "parallax-zoo/Pushed-v0", token="test-token")
+    assert unchanged == pin, "pushing an unchanged folder makes no new commit"
 
     (folder / "config.yaml").write_text("algorithm: MAPPO\nlr: 0.001\n")
     updated = push_baseline(folder, "parallax-zoo/Pushed-v0", token="test-token")
