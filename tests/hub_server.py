@@ -201,6 +201,7 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         """Silence the default stderr access log; requests go to `HubServer.requests` instead."""
 
     def _respond(self, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None) -> None:
+        self.hub.log.append(LoggedRequest(self.command, self.path, status))  # before the client can see the answer
         self.send_response(status)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -208,7 +209,6 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-        self.hub.log.append(LoggedRequest(self.command, self.path, status))
 
     def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
         self._respond(status, json.dumps(payload).encode(), {"Content-Type": "application/json", **(headers or {})})
