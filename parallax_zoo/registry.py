@@ -22,6 +22,7 @@ import yaml
 
 from parallax.wrappers import TimeLimit
 from parallax_zoo.foreign_envs import BUILDERS
+from parallax_zoo.hub import BaselinePin, BaselinePinError
 from parallax_zoo.signatures import InvalidKwargError, check_kwargs
 
 NATIVE_ID = re.compile(r"^(?:(?P<namespace>[a-z][a-z0-9_]*)/)?(?P<name>[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)-v(?P<version>\d+)$")
@@ -31,7 +32,6 @@ ADAPTED_ID = re.compile(r"^(?P<namespace>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z][A-Za
 """`adapter/ForeignName`, with `-vN` where the foreign library versions its ids."""
 
 ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class RegistryError(Exception):
@@ -63,30 +63,6 @@ class DuplicateEnvError(RegistryError, ValueError):
 
 
 @dataclass(frozen=True)
-class BaselinePin:
-    """Where an env's baseline lives on the Hugging Face Hub: repo, revision, and each file's sha256."""
-
-    repo_id: str
-    revision: str = "main"
-    files: Mapping[str, str] = field(default_factory=dict)
-
-    def problems(self) -> list[tuple[str, str]]:
-        """(field, problem) for every field that is wrong."""
-        found = []
-        if not isinstance(self.repo_id, str) or self.repo_id.count("/") != 1:
-            found.append(("baseline.repo_id", f"must be a Hub repo id 'owner/name', got {self.repo_id!r}"))
-        if not isinstance(self.revision, str) or not self.revision:
-            found.append(("baseline.revision", f"must be a branch, tag or commit, got {self.revision!r}"))
-        if not isinstance(self.files, Mapping):
-            found.append(("baseline.files", f"must map file names to sha256 hex digests, got {self.files!r}"))
-        else:
-            for name, digest in self.files.items():
-                if not isinstance(digest, str) or not SHA256.match(digest):
-                    found.append((f"baseline.files.{name}", f"must be a 64-character lower-case sha256 hex digest, got {digest!r}"))
-        return found
-
-
-@dataclass(frozen=True)
 class EnvSpec:
     """One registry entry: how to build an env and what it is.
 
@@ -115,7 +91,10 @@ class EnvSpec:
         if isinstance(self.kwargs, Mapping) and not isinstance(self.kwargs, MappingProxyType):
             object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
         if isinstance(self.baseline, Mapping):
-            object.__setattr__(self, "baseline", _baseline_from_mapping(self.id, self.baseline))
+            try:
+                object.__setattr__(self, "baseline", BaselinePin.from_dict(self.baseline))
+            except BaselinePinError as error:
+                raise InvalidSpecError(repr(self.id), "baseline", str(error)) from None
         problems = self.problems()
         if problems:
             field_name, problem = problems[0]
@@ -156,11 +135,8 @@ class EnvSpec:
             found.append(("num_agents", f"a single-agent env has num_agents 1, got {self.num_agents}; set multi_agent: true"))
         if not isinstance(self.tags, tuple) or not all(isinstance(t, str) for t in self.tags):
             found.append(("tags", f"must be a list of strings, got {self.tags!r}"))
-        if self.baseline is not None:
-            if isinstance(self.baseline, BaselinePin):
-                found += self.baseline.problems()
-            else:
-                found.append(("baseline", f"must be null or a mapping with repo_id, revision, files; got {self.baseline!r}"))
+        if self.baseline is not None and not isinstance(self.baseline, BaselinePin):
+            found.append(("baseline", f"must be null or a mapping with repo_id, revision, files; got {self.baseline!r}"))
         score = self.reference_score
         if score is not None and not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)):
             found.append(("reference_score", f"must be a finite number or null, got {score!r}"))
@@ -290,17 +266,6 @@ def _id_problems(env_id: Any, adapter: Any) -> list[tuple[str, str]]:
     if match["namespace"] != adapter:
         return [("id", f"an env built by the {adapter!r} adapter lives under '{adapter}/', got {env_id!r}")]
     return []
-
-
-def _baseline_from_mapping(env_id: str, entry: Mapping[str, Any]) -> Any:
-    known = [f.name for f in fields(BaselinePin)]
-    for name in entry:
-        if name not in known:
-            raise InvalidSpecError(repr(env_id), f"baseline.{name}", f"is not a baseline field. Fields: {', '.join(known)}.")
-    if "repo_id" not in entry:
-        raise InvalidSpecError(repr(env_id), "baseline.repo_id", "is missing; a baseline pin names its Hub repo")
-    files = entry.get("files") or {}
-    return BaselinePin(**{**entry, "files": MappingProxyType(dict(files)) if isinstance(files, Mapping) else files})
 
 
 def _load_entry_point(env_spec: EnvSpec) -> Any:

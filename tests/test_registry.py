@@ -227,10 +227,10 @@ def test_duplicate_ids_in_one_file_are_rejected() -> None:
         ("  - id: A-v0\n    entry_point: m:C\n    tags: [1, 2]\n", "'A-v0'", "tags", "list of strings"),
         ("  - id: A-v0\n    entry_point: m:C\n    reference_score: .nan\n", "'A-v0'", "reference_score", "finite number"),
         ("  - id: A-v0\n    entry_point: m:C\n    kwargs: [1]\n", "'A-v0'", "kwargs", "mapping"),
-        ("  - id: A-v0\n    entry_point: m:C\n    baseline: {revision: main}\n", "'A-v0'", "baseline.repo_id", "is missing"),
+        ("  - id: A-v0\n    entry_point: m:C\n    baseline: {revision: main}\n", "'A-v0'", "baseline", "needs repo_id and files"),
         ("  - id: A-v0\n    entry_point: m:C\n    baseline: {repo_id: o/r, files: {model.safetensors: abc}}\n",
-         "'A-v0'", "baseline.files.model.safetensors", "sha256"),
-        ("  - id: A-v0\n    entry_point: m:C\n    baseline: {repo_id: o/r, tag: v1}\n", "'A-v0'", "baseline.tag", "not a baseline field"),
+         "'A-v0'", "baseline", "invalid sha256 'abc' for 'model.safetensors'"),
+        ("  - id: A-v0\n    entry_point: m:C\n    baseline: {repo_id: o/r, tag: v1}\n", "'A-v0'", "baseline", "unknown keys ['tag']"),
         ("  - just a string\n", "#0", "(entry)", "mapping of fields"),
     ],
 )
