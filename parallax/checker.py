@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.core import MARLState, State, is_key
-from parallax.spaces import Discrete, Space
+from parallax.core import MARLState, State, action_mask_of, is_key, is_key_dtype
+from parallax.spaces import Space, sample_legal
 
 
 class ProtocolError(Exception):
@@ -45,7 +45,7 @@ def _describe_difference(expected: tuple, got: tuple) -> str:
 
 def _comparable(tree: Any) -> Any:
     return jax.tree_util.tree_map(
-        lambda x: jax.random.key_data(x) if jax.dtypes.issubdtype(jnp.result_type(x), jax.dtypes.prng_key) else x,
+        lambda x: jax.random.key_data(x) if is_key_dtype(jnp.result_type(x)) else x,
         tree,
     )
 
@@ -59,19 +59,9 @@ def _trees_equal(a: Any, b: Any) -> Array:
     return equal
 
 
-def _action_mask(state: Any) -> Array | None:
-    if isinstance(state, MARLState):
-        return state.agents.action_mask
-    return getattr(state, "action_mask", None)
-
-
 def _random_action(space: Space, state: Any, key: PRNGKeyArray) -> Any:
     """A random action; uniform over the legal ones where the state carries an action mask."""
-    mask = _action_mask(state)
-    if mask is not None and isinstance(space, Discrete):
-        logits = jnp.where(mask, 0.0, -jnp.inf)
-        return jax.random.categorical(key, logits).astype(space.dtype)
-    return space.sample(key=key)
+    return sample_legal(space, key=key, mask=action_mask_of(state))
 
 
 def _check_spaces(env: Any) -> None:
@@ -109,7 +99,7 @@ def _check_fields(env: Any, state: Any, step: int | None) -> None:
         raise ProtocolError("step_count", "step_count", f"must be an int scalar, got {jnp.result_type(state.step_count)}", step)
     if not is_key(state.key):
         raise ProtocolError("key", "key", f"must be a PRNG key, got {jnp.result_type(state.key)}", step)
-    if multi_agent:
+    if isinstance(state, MARLState):
         n = env.num_agents
         agents = state.agents
         if jnp.shape(agents.active) != (n,) or jnp.result_type(agents.active) != jnp.bool_:
@@ -119,7 +109,7 @@ def _check_fields(env: Any, state: Any, step: int | None) -> None:
         for leaf in jax.tree_util.tree_leaves(agents.observation):
             if jnp.shape(leaf)[:1] != (n,):
                 raise ProtocolError("agents", "agents.observation", f"must lead with num_agents={n}, got shape {jnp.shape(leaf)}", step)
-    else:
+    elif isinstance(state, State):
         if jnp.shape(state.reward) != () or not jnp.issubdtype(jnp.result_type(state.reward), jnp.floating):
             raise ProtocolError("reward", "reward", f"must be a float scalar, got {jnp.result_type(state.reward)}{jnp.shape(state.reward)}", step)
 
@@ -211,12 +201,13 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
         _raise_first({k: np.asarray(v)[None] for k, v in _agent_rule_violations(state.agents, None).items()}, 0)
 
     expected = _signature(state)
-    next_state, _ = _step_violations(env, state, step_key)
+    action = _random_action(env.action_space, state, step_key)
+    next_state = env.step(state, action)
     _check_fields(env, next_state, 1)
     for got, how in (
         (_signature(next_state), "step"),
         (_signature(jax.jit(lambda k: env.reset(key=k))(reset_key)), "jit(reset)"),
-        (_signature(jax.jit(env.step)(state, _random_action(env.action_space, state, step_key))), "jit(step)"),
+        (_signature(jax.jit(env.step)(state, action)), "jit(step)"),
     ):
         if got != expected:
             raise ProtocolError("stable pytree", "state", f"{how} differs from reset: {_describe_difference(expected, got)}")

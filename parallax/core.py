@@ -47,9 +47,9 @@ class Agents:
     """Per-agent data, each field stacked on a leading `num_agents` axis."""
 
     observation: Any
-    active: Bool[Array, "... num_agents"]
-    reward: Float[Array, "... num_agents"]
-    action_mask: Bool[Array, "... num_agents num_actions"] | None = None
+    active: Bool[Array, " num_agents"]
+    reward: Float[Array, " num_agents"]
+    action_mask: Bool[Array, " num_agents num_actions"] | None = None
 
 
 @jax.tree_util.register_dataclass
@@ -133,7 +133,7 @@ class VectorEnv(Protocol[StateT]):
         *,
         key: PRNGKeyArray,
         state: StateT | None = None,
-        done: Bool[Array, " num_envs"] | None = None,
+        done: Bool[Array, " envs"] | None = None,
     ) -> StateT: ...
 
     def step(self, state: StateT, action: Array) -> StateT: ...
@@ -178,10 +178,22 @@ class MARLVectorEnv(Protocol[MARLStateT]):
         *,
         key: PRNGKeyArray,
         state: MARLStateT | None = None,
-        done: Bool[Array, " num_envs"] | None = None,
+        done: Bool[Array, " envs"] | None = None,
     ) -> MARLStateT: ...
 
     def step(self, state: MARLStateT, action: Array) -> MARLStateT: ...
+
+
+def action_mask_of(state: Any) -> Array | None:
+    """The legal-action mask a state carries: `agents.action_mask`, an `action_mask` field, or None."""
+    if isinstance(state, MARLState):
+        return state.agents.action_mask
+    return getattr(state, "action_mask", None)
+
+
+def is_key_dtype(dtype: Any) -> bool:
+    """True for the dtype of a typed key array (`jax.random.key`)."""
+    return jnp.issubdtype(dtype, jax.dtypes.prng_key)
 
 
 def is_key(key: Any) -> bool:
@@ -189,7 +201,7 @@ def is_key(key: Any) -> bool:
     dtype = getattr(key, "dtype", None)
     if dtype is None:
         return False
-    if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+    if is_key_dtype(dtype):
         return True
     return dtype == jnp.uint32 and getattr(key, "ndim", 0) >= 1 and key.shape[-1] == 2
 
@@ -207,14 +219,11 @@ def require_key(key: Any, where: str) -> None:
 
 
 def split_key(key: PRNGKeyArray, num: int = 2) -> PRNGKeyArray:
-    """`jax.random.split` for a key or a batch of keys: result shape `key.shape + (num,)`-first.
+    """`jax.random.split` for a key or a batch of keys.
 
-    Returns `num` keys stacked on the leading axis, each with the batch shape of `key`.
+    Returns `num` keys stacked on a new leading axis, each with the batch shape of `key`.
     """
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        batch_ndim = key.ndim
-    else:
-        batch_ndim = key.ndim - 1
+    batch_ndim = key.ndim if is_key_dtype(key.dtype) else key.ndim - 1
     split = lambda k: jax.random.split(k, num)  # noqa: E731
     for _ in range(batch_ndim):
         split = jax.vmap(split, out_axes=1)

@@ -334,6 +334,13 @@ def stack_space(space: Space, num: int) -> Space:
     )
 
 
+def sample_legal(space: Space, *, key: PRNGKeyArray, mask: Array | None = None) -> Any:
+    """A uniformly random action; with a boolean `mask` (`[..., n]`) over a `Discrete` space, a legal one."""
+    if mask is None or not isinstance(space, Discrete):
+        return space.sample(key=key)
+    return jax.random.categorical(key, jnp.where(mask, 0.0, -jnp.inf)).astype(space.dtype)
+
+
 def check_action(space: Space, action: Any, batch_shape: Shape = (), where: str = "step") -> None:
     """Raise a `ValueError` unless `action` has the shape and dtype kind `space` expects.
 

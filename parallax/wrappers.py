@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from parallax.core import BaseEnv, EitherStateT, MARLState, State, require_key, split_key
+from parallax.core import BaseEnv, EitherStateT, MARLState, State, is_key_dtype, require_key, split_key
 from parallax.spaces import Space, check_action
 
 
@@ -58,8 +58,17 @@ class Wrapper(Generic[EitherStateT]):
             env = env.env
         return env
 
-    def reset(self, *, key: PRNGKeyArray, **kwargs: Any) -> EitherStateT:
-        return cast(Any, self.env).reset(key=key, **kwargs)
+    def reset(
+        self,
+        *,
+        key: PRNGKeyArray,
+        state: EitherStateT | None = None,
+        done: Bool[Array, "..."] | None = None,
+    ) -> EitherStateT:
+        """Reset; `state=` and `done=` (a selective reset) are passed on only when given."""
+        if state is None and done is None:
+            return self.env.reset(key=key)
+        return cast(Any, self.env).reset(key=key, state=state, done=done)
 
     def step(self, state: EitherStateT, action: Array) -> EitherStateT:
         return self.env.step(state, action)
@@ -97,7 +106,7 @@ class VmapWrapper(Wrapper[EitherStateT]):
         *,
         key: PRNGKeyArray,
         state: EitherStateT | None = None,
-        done: Bool[Array, " num_envs"] | None = None,
+        done: Bool[Array, "..."] | None = None,
     ) -> EitherStateT:
         require_key(key, "VmapWrapper.reset")
         if (state is None) != (done is None):
@@ -123,8 +132,7 @@ class VmapWrapper(Wrapper[EitherStateT]):
         return jax.vmap(self.env.step)(state, action)
 
     def _per_env_keys(self, key: PRNGKeyArray) -> PRNGKeyArray:
-        typed = jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
-        batch_shape = key.shape if typed else key.shape[:-1]
+        batch_shape = key.shape if is_key_dtype(key.dtype) else key.shape[:-1]
         if batch_shape == ():
             return jax.random.split(key, self.num_envs)
         if batch_shape == (self.num_envs,):
@@ -215,10 +223,9 @@ class RecordEpisodeStatistics(Wrapper[EitherStateT]):
         done: Bool[Array, "..."] | None = None,
     ) -> EitherStateT:
         if state is None or done is None:
-            kwargs: dict[str, Any] = {} if state is None and done is None else {"state": state, "done": done}
-            fresh = cast(Any, self.env).reset(key=key, **kwargs)
+            fresh = super().reset(key=key, state=state, done=done)
             return self._with_stats(fresh, self._zero_stats(fresh))
-        fresh = cast(Any, self.env).reset(key=key, state=self._without_stats(state), done=done)
+        fresh = super().reset(key=key, state=self._without_stats(state), done=done)
         old: EpisodeStats = state.info[self.KEY]
         zero_current = EpisodeStats(
             episode_return=old.episode_return,

@@ -1,0 +1,1 @@
+"""Native environments, one module per family, and their rendering helpers."""

@@ -70,6 +70,40 @@ def grid_lines(image: Image, cell: int, color: Color = GREY) -> Image:
     return paint(image, (rows % cell == 0) | (cols % cell == 0), color)
 
 
+def fill_circles(image: Image, center_rows: Array, center_cols: Array, radius: Array | float,
+                 colors: Array | np.ndarray, where: Array | bool = True) -> Image:
+    """Fill `n` discs at once: disc `i` at (`center_rows[i]`, `center_cols[i]`) in `colors[i]` where `where[i]`.
+
+    Vectorised over the discs, so drawing every agent is one array operation;
+    where discs overlap, the lowest index is on top.
+    """
+    center_rows = jnp.asarray(center_rows, jnp.float32)
+    center_cols = jnp.asarray(center_cols, jnp.float32)
+    rows, cols = _pixel_grid(image)
+    inside = (rows[None] + 0.5 - center_rows[:, None, None]) ** 2 + (cols[None] + 0.5 - center_cols[:, None, None]) ** 2
+    inside = inside <= jnp.asarray(radius, jnp.float32) ** 2
+    inside = inside & jnp.broadcast_to(jnp.asarray(where), center_rows.shape)[:, None, None]
+    top = jnp.argmax(inside, axis=0)
+    return jnp.where(inside.any(axis=0)[..., None], jnp.asarray(colors, jnp.uint8)[top], image)
+
+
+def race_track(positions: Array, visible: Array, track_length: int, cell: int,
+               colors: Array | np.ndarray | None = None) -> Image:
+    """A race as an image: one lane per agent, cells `0 .. track_length`, the finish column green.
+
+    Agent `i` is a disc in lane `i` at cell `positions[i]`, drawn where
+    `visible[i]`; colours default to `PALETTE` in slot order.
+    """
+    num_lanes = positions.shape[0]
+    if colors is None:
+        colors = np.resize(np.asarray(PALETTE, np.uint8), (num_lanes, 3))
+    width = (track_length + 1) * cell
+    image = fill_rect(canvas(num_lanes * cell, width), 0, track_length * cell, num_lanes * cell, cell, GREEN)
+    image = grid_lines(image, cell)
+    lanes = jnp.arange(num_lanes)
+    return fill_circles(image, (lanes + 0.5) * cell, (positions + 0.5) * cell, 0.35 * cell, colors, visible)
+
+
 def save_gif(frames: Sequence[np.ndarray] | np.ndarray, path: str | os.PathLike, fps: int = 8) -> Path:
     """Write `frames` (`uint8[T, H, W, 3]`) as a looping GIF; written to a temporary file, then renamed."""
     from PIL import Image as PILImage

@@ -1,0 +1,57 @@
+"""Shared timing for the benchmark scripts: compile once, then interleaved medians.
+
+Each candidate is a jitted function of a key returning a pytree; its first
+call (compile plus run) is timed separately, then the candidates are run in
+turns so that machine noise hits them alike, and the median is reported.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+
+
+@dataclass(frozen=True)
+class Timing:
+    name: str
+    compile_s: float
+    median_s: float
+    runs_s: tuple[float, ...]
+
+
+def _block(tree: Any) -> None:
+    jax.tree_util.tree_map(lambda x: x.block_until_ready() if hasattr(x, "block_until_ready") else x, tree)
+
+
+def compare(candidates: dict[str, Callable[[jax.Array], Any]], repeats: int = 5, seed: int = 0) -> dict[str, Timing]:
+    """Time each jitted candidate: first call separately, then `repeats` interleaved runs."""
+    compile_s: dict[str, float] = {}
+    for name, fn in candidates.items():
+        start = time.perf_counter()
+        _block(fn(jax.random.key(seed)))
+        compile_s[name] = time.perf_counter() - start
+    runs: dict[str, list[float]] = {name: [] for name in candidates}
+    for repeat in range(repeats):
+        for name, fn in candidates.items():
+            key = jax.random.key(seed + repeat + 1)
+            start = time.perf_counter()
+            _block(fn(key))
+            runs[name].append(time.perf_counter() - start)
+    return {
+        name: Timing(name, compile_s[name], statistics.median(runs[name]), tuple(runs[name])) for name in candidates
+    }
+
+
+def print_table(title: str, rows: list[tuple[str, ...]], header: tuple[str, ...]) -> None:
+    """A plain aligned table for the terminal."""
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
+    print(f"\n{title}")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))

@@ -1,0 +1,77 @@
+"""Builds adapted envs for the registry: a foreign env (gymnax, brax, MuJoCo Playground) inside its parallax adapter.
+
+Each builder imports its foreign package and adapter only when called. The
+adapters set truncation themselves from the foreign episode length, which
+the registry's `max_steps` configures here, so `make` adds no `TimeLimit`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from parallax_zoo.signatures import check_kwargs
+
+ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx"}
+"""The pip extra of parallax-zoo that installs each adapter's foreign package."""
+
+
+def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
+    """Import `module`, or raise an `ImportError` saying which pip extra provides it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        raise ImportError(
+            f"{env_id} needs {module!r}, which is not importable ({error}). "
+            f"Install it with: pip install 'parallax-zoo[{ADAPTER_EXTRAS[adapter]}]'"
+        ) from error
+
+
+def build_gymnax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`GymnaxAdapter(env, params)`; `max_steps` sets `params.max_steps_in_episode`, kwargs override other params."""
+    gymnax = import_optional("gymnax", "gymnax", env_id)
+    env, params = gymnax.make(foreign_id)
+    check_kwargs(env_id, kwargs, [field.name for field in dataclasses.fields(params)])
+    adapter = import_optional("parallax.adapters.gymnax", "gymnax", env_id)
+    if max_steps is not None:
+        params = params.replace(max_steps_in_episode=max_steps)
+    return adapter.GymnaxAdapter(env, params.replace(**kwargs))
+
+
+def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`BraxAdapter(brax.envs.get_environment(foreign_id, **kwargs), episode_length=max_steps)`."""
+    brax_envs = import_optional("brax.envs", "brax", env_id)
+    env = brax_envs.get_environment(foreign_id)
+    if kwargs:
+        check_kwargs(env_id, kwargs, type(env))
+        env = type(env)(**kwargs)
+    adapter = import_optional("parallax.adapters.brax", "brax", env_id)
+    episode = {} if max_steps is None else {"episode_length": max_steps}
+    return adapter.BraxAdapter(env, **episode)
+
+
+def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`MJXAdapter(registry.load(foreign_id, config_overrides=...))` with the JAX implementation of MJX.
+
+    kwargs override entries of the Playground config; `max_steps` sets its `episode_length`.
+    """
+    playground = import_optional("mujoco_playground", "mjx", env_id)
+    config = playground.registry.get_default_config(foreign_id)
+    check_kwargs(env_id, kwargs, sorted(config.keys()))
+    adapter = import_optional("parallax.adapters.mjx", "mjx", env_id)
+    overrides: dict[str, Any] = {"impl": "jax"}
+    if max_steps is not None and "episode_length" in config:
+        overrides["episode_length"] = max_steps
+    overrides.update(kwargs)
+    return adapter.MJXAdapter(playground.registry.load(foreign_id, config_overrides=overrides))
+
+
+BUILDERS: dict[str, Callable[[str, str, Mapping[str, Any], int | None], Any]] = {
+    "gymnax": build_gymnax,
+    "brax": build_brax,
+    "mjx": build_mjx,
+}
+"""Adapter name in registry.yaml -> the function that builds such an env."""

@@ -1,0 +1,51 @@
+"""Recording an episode as frames: one jitted `lax.scan` of `env.step` and `env.render`.
+
+Frames after the episode ends repeat the final frame, so every recording of
+an env has the same static shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, PRNGKeyArray
+
+from parallax.core import action_mask_of
+from parallax.spaces import sample_legal
+
+ActFn = Callable[[Any, PRNGKeyArray], Array]
+"""`act(state, key) -> action`: how a policy is called while recording."""
+
+
+def random_act(env: Any) -> ActFn:
+    """A uniformly random policy over the legal actions of `env`."""
+
+    def act(state: Any, key: PRNGKeyArray) -> Array:
+        return sample_legal(env.action_space, key=key, mask=action_mask_of(state))
+
+    return act
+
+
+def record_episode(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> np.ndarray:
+    """Frames `uint8[num_steps + 1, H, W, 3]` of one episode from `env.reset(key)` under `act`."""
+    reset_key, scan_key = jax.random.split(key)
+
+    @jax.jit
+    def run(reset_key: PRNGKeyArray, scan_key: PRNGKeyArray) -> Array:
+        state = env.reset(key=reset_key)
+
+        def body(carry: tuple[Any, Array], step_key: PRNGKeyArray) -> tuple[tuple[Any, Array], Array]:
+            state, ended = carry
+            next_state = env.step(state, act(state, step_key))
+            state = jax.tree_util.tree_map(lambda old, new: jnp.where(ended, old, new), state, next_state)
+            return (state, ended | state.done), env.render(state)
+
+        first = env.render(state)
+        _, frames = jax.lax.scan(body, (state, jnp.bool_(False)), jax.random.split(scan_key, num_steps))
+        return jnp.concatenate([first[None], frames])
+
+    return np.asarray(run(reset_key, scan_key))

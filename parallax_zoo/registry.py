@@ -1,0 +1,341 @@
+"""The environment registry: `EnvSpec`, `register`, `make`, `spec`, `list_envs`, loaded from registry.yaml.
+
+`registry.yaml` ships inside the package (`parallax_zoo/registry.yaml`) so an
+installed wheel finds it. Ids are `Name-vN`; adapted envs live under their
+adapter's namespace and keep the foreign library's name, with its version
+where it has one: `gymnax/CartPole-v1`, `brax/ant`, `mjx/CartpoleBalance`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.resources
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from parallax.wrappers import TimeLimit
+from parallax_zoo.foreign_envs import BUILDERS
+from parallax_zoo.hub import BaselinePin, BaselinePinError
+from parallax_zoo.signatures import InvalidKwargError, check_kwargs
+
+NATIVE_ID = re.compile(r"^(?:(?P<namespace>[a-z][a-z0-9_]*)/)?(?P<name>[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)-v(?P<version>\d+)$")
+"""`Name-vN`, optionally under a lower-case namespace: `GridWorld-Masked-v0`, `myorg/Maze-v2`."""
+
+ADAPTED_ID = re.compile(r"^(?P<namespace>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*?)(?:-v(?P<version>\d+))?$")
+"""`adapter/ForeignName`, with `-vN` where the foreign library versions its ids."""
+
+ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class RegistryError(Exception):
+    """Base class of the registry's errors."""
+
+
+class EnvNotFoundError(RegistryError, KeyError):
+    """An id that is not registered; the message lists the close matches."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class InvalidSpecError(RegistryError, ValueError):
+    """A malformed registry entry; `entry` and `field` say which one and where."""
+
+    def __init__(self, entry: str, field_name: str, problem: str, source: str | None = None):
+        self.entry, self.field, self.problem, self.source = entry, field_name, problem, source
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}entry {entry}, field '{field_name}': {problem}")
+
+
+class RegistryFileError(RegistryError, ValueError):
+    """registry.yaml as a whole is unreadable: bad YAML, or not a list of entries under `envs:`."""
+
+
+class DuplicateEnvError(RegistryError, ValueError):
+    """An id registered twice without `override=True`."""
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """One registry entry: how to build an env and what it is.
+
+    Exactly one of `entry_point` ("module:Class") or `adapter` ("gymnax",
+    "brax", "mjx") with `foreign_id` says how to build it. `make` passes
+    `kwargs` (and its own overrides) to the constructor, and wraps native envs
+    in `TimeLimit(max_steps)`; adapters truncate at `max_steps` themselves.
+    `reference_score` is what the evaluation measured on the pinned baseline.
+    """
+
+    id: str
+    entry_point: str | None = None
+    adapter: str | None = None
+    foreign_id: str | None = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    max_steps: int | None = None
+    multi_agent: bool = False
+    num_agents: int = 1
+    tags: tuple[str, ...] = ()
+    baseline: BaselinePin | None = None
+    reference_score: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tags, list):
+            object.__setattr__(self, "tags", tuple(self.tags))
+        if isinstance(self.kwargs, Mapping) and not isinstance(self.kwargs, MappingProxyType):
+            object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
+        if isinstance(self.baseline, Mapping):
+            try:
+                object.__setattr__(self, "baseline", BaselinePin.from_dict(self.baseline))
+            except BaselinePinError as error:
+                raise InvalidSpecError(repr(self.id), "baseline", str(error)) from None
+        problems = self.problems()
+        if problems:
+            field_name, problem = problems[0]
+            raise InvalidSpecError(repr(self.id), field_name, problem)
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    @property
+    def kind(self) -> str:
+        """"native" for an entry point, else the adapter's name."""
+        return self.adapter or "native"
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(field, problem) for every field that is wrong; empty for a valid spec."""
+        found: list[tuple[str, str]] = []
+        found += _id_problems(self.id, self.adapter)
+        if (self.entry_point is None) == (self.adapter is None):
+            found.append(("entry_point", "give exactly one of 'entry_point' (module:Class) or 'adapter' with 'foreign_id'"))
+        if self.entry_point is not None and not (isinstance(self.entry_point, str) and ENTRY_POINT.match(self.entry_point)):
+            found.append(("entry_point", f"must look like 'package.module:ClassName', got {self.entry_point!r}"))
+        if self.adapter is not None:
+            if self.adapter not in BUILDERS:
+                found.append(("adapter", f"must be one of {sorted(BUILDERS)}, got {self.adapter!r}"))
+            if not isinstance(self.foreign_id, str) or not self.foreign_id:
+                found.append(("foreign_id", f"an adapted env needs the foreign library's env name, got {self.foreign_id!r}"))
+        elif self.foreign_id is not None:
+            found.append(("foreign_id", "only adapted envs (with 'adapter') have a foreign_id"))
+        if not isinstance(self.kwargs, Mapping) or not all(isinstance(k, str) for k in self.kwargs):
+            found.append(("kwargs", f"must be a mapping from argument names to values, got {self.kwargs!r}"))
+        if self.max_steps is not None and not (_is_int(self.max_steps) and self.max_steps >= 1):
+            found.append(("max_steps", f"must be an int >= 1 or null, got {self.max_steps!r}"))
+        if not isinstance(self.multi_agent, bool):
+            found.append(("multi_agent", f"must be true or false, got {self.multi_agent!r}"))
+        if not (_is_int(self.num_agents) and self.num_agents >= 1):
+            found.append(("num_agents", f"must be an int >= 1, got {self.num_agents!r}"))
+        elif self.multi_agent is False and self.num_agents != 1:
+            found.append(("num_agents", f"a single-agent env has num_agents 1, got {self.num_agents}; set multi_agent: true"))
+        if not isinstance(self.tags, tuple) or not all(isinstance(t, str) for t in self.tags):
+            found.append(("tags", f"must be a list of strings, got {self.tags!r}"))
+        if self.baseline is not None and not isinstance(self.baseline, BaselinePin):
+            found.append(("baseline", f"must be null or a mapping with repo_id, revision, files; got {self.baseline!r}"))
+        score = self.reference_score
+        if score is not None and not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)):
+            found.append(("reference_score", f"must be a finite number or null, got {score!r}"))
+        return found
+
+    @classmethod
+    def from_mapping(cls, entry: Mapping[str, Any], source: str | None = None, position: int | None = None) -> EnvSpec:
+        """Build a spec from a registry.yaml entry; errors name the entry and the field."""
+        label = f"#{position}" if position is not None else "(unnamed)"
+        if not isinstance(entry, Mapping):
+            raise InvalidSpecError(label, "(entry)", f"must be a mapping of fields, got {entry!r}", source)
+        env_id = entry.get("id")
+        label = repr(env_id) if isinstance(env_id, str) else label
+        if env_id is None:
+            raise InvalidSpecError(label, "id", "is missing; every entry needs an id like 'Name-v0'", source)
+        known = [f.name for f in fields(cls)]
+        for name in entry:
+            if name not in known:
+                close = difflib.get_close_matches(str(name), known, n=1)
+                hint = f" Did you mean '{close[0]}'?" if close else ""
+                raise InvalidSpecError(label, str(name), f"is not a spec field.{hint} Fields: {', '.join(known)}.", source)
+        try:
+            return cls(**dict(entry))
+        except InvalidSpecError as error:
+            raise InvalidSpecError(label, error.field, error.problem, source) from None
+
+
+class Registry:
+    """A set of `EnvSpec`s by id. The package's default one is loaded from registry.yaml."""
+
+    def __init__(self, specs: Iterable[EnvSpec] = ()):
+        self._specs: dict[str, EnvSpec] = {}
+        for env_spec in specs:
+            self.register(env_spec)
+
+    @classmethod
+    def from_yaml(cls, text: str, source: str = "registry.yaml") -> Registry:
+        """Parse registry.yaml's text: a top-level `envs:` list of entries."""
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise RegistryFileError(f"{source} is not valid YAML: {error}") from None
+        if not isinstance(data, Mapping) or not isinstance(data.get("envs"), list):
+            raise RegistryFileError(f"{source} must be a mapping with an 'envs' key holding a list of entries")
+        registry = cls()
+        for position, entry in enumerate(data["envs"]):
+            env_spec = EnvSpec.from_mapping(entry, source, position)
+            if env_spec.id in registry._specs:
+                raise DuplicateEnvError(f"{source}: entry #{position} repeats the id {env_spec.id!r}; ids must be unique")
+            registry.register(env_spec)
+        return registry
+
+    def register(self, spec_or_fields: EnvSpec | Mapping[str, Any], *, override: bool = False) -> EnvSpec:
+        """Add a spec (or the fields of one); an existing id raises unless `override=True`."""
+        env_spec = spec_or_fields if isinstance(spec_or_fields, EnvSpec) else EnvSpec.from_mapping(spec_or_fields)
+        if env_spec.id in self._specs and not override:
+            raise DuplicateEnvError(
+                f"{env_spec.id!r} is already registered ({_describe(self._specs[env_spec.id])}). "
+                "Pass override=True to replace it, or register the new env under the next version."
+            )
+        self._specs[env_spec.id] = env_spec
+        return env_spec
+
+    def spec(self, env_id: str) -> EnvSpec:
+        """The spec of `env_id`; an unknown id raises `EnvNotFoundError` listing close matches."""
+        if not isinstance(env_id, str):
+            raise TypeError(f"environment ids are strings like 'Race-v0', got {type(env_id).__name__}: {env_id!r}")
+        if env_id in self._specs:
+            return self._specs[env_id]
+        by_lower = {known.lower(): known for known in self._specs}
+        close = difflib.get_close_matches(env_id.lower(), list(by_lower), n=5, cutoff=0.6)
+        suggestion = f" Did you mean: {', '.join(repr(by_lower[c]) for c in close)}?" if close else ""
+        raise EnvNotFoundError(
+            f"No environment registered as {env_id!r}.{suggestion} "
+            f"parallax_zoo.list_envs() lists all {len(self._specs)} registered ids."
+        )
+
+    def make(self, env_id: str, /, **overrides: Any) -> Any:
+        """Build `env_id` with its registered kwargs updated by `overrides`; native envs get `TimeLimit(max_steps)`."""
+        env_spec = self.spec(env_id)
+        kwargs = {**env_spec.kwargs, **overrides}
+        if env_spec.adapter is not None:
+            return BUILDERS[env_spec.adapter](env_spec.id, str(env_spec.foreign_id), kwargs, env_spec.max_steps)
+        env_class = _load_entry_point(env_spec)
+        check_kwargs(env_spec.id, kwargs, env_class)
+        env = env_class(**kwargs)
+        return env if env_spec.max_steps is None else TimeLimit(env, env_spec.max_steps)
+
+    def list_envs(self, tag: str | None = None) -> list[str]:
+        """Every registered id, sorted; only those carrying `tag` if given."""
+        return sorted(i for i, s in self._specs.items() if tag is None or tag in s.tags)
+
+    def table(self) -> str:
+        """A plain-text table of the registry: id, kind, agents, max_steps, reference score, tags."""
+        header = ("id", "kind", "agents", "max_steps", "reference", "tags")
+        rows: list[tuple[str, ...]] = [header]
+        for env_id in self.list_envs():
+            s = self._specs[env_id]
+            score = "-" if s.reference_score is None else f"{s.reference_score:.3f}"
+            rows.append((env_id, s.kind, str(s.num_agents), str(s.max_steps or "-"), score, ", ".join(s.tags)))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def __contains__(self, env_id: object) -> bool:
+        return env_id in self._specs
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _id_problems(env_id: Any, adapter: Any) -> list[tuple[str, str]]:
+    if not isinstance(env_id, str):
+        return [("id", f"must be a string like 'Name-v0', got {env_id!r}")]
+    if adapter is None:
+        if not NATIVE_ID.match(env_id):
+            return [("id", f"must look like 'Name-vN' (e.g. 'Race-v0'), optionally 'namespace/Name-vN'; got {env_id!r}")]
+        return []
+    match = ADAPTED_ID.match(env_id)
+    if not match:
+        return [("id", f"an adapted env's id is 'adapter/ForeignName' (e.g. 'gymnax/CartPole-v1'), got {env_id!r}")]
+    if match["namespace"] != adapter:
+        return [("id", f"an env built by the {adapter!r} adapter lives under '{adapter}/', got {env_id!r}")]
+    return []
+
+
+def _load_entry_point(env_spec: EnvSpec) -> Any:
+    module_name, _, attribute = str(env_spec.entry_point).partition(":")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise RegistryError(f"{env_spec.id}: cannot import {module_name!r} from entry_point {env_spec.entry_point!r}: {error}") from error
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise RegistryError(f"{env_spec.id}: entry_point {env_spec.entry_point!r} names {part!r}, which {module_name!r} does not define")
+        target = getattr(target, part)
+    return target
+
+
+def _describe(env_spec: EnvSpec) -> str:
+    return f"entry_point {env_spec.entry_point}" if env_spec.entry_point else f"adapter {env_spec.adapter}: {env_spec.foreign_id}"
+
+
+_default_registry: Registry | None = None
+
+
+def default_registry() -> Registry:
+    """The package's registry, read from the registry.yaml shipped in `parallax_zoo` on first use."""
+    global _default_registry
+    if _default_registry is None:
+        resource = importlib.resources.files("parallax_zoo").joinpath("registry.yaml")
+        _default_registry = Registry.from_yaml(resource.read_text(encoding="utf-8"), source=str(resource))
+    return _default_registry
+
+
+def register(spec_or_fields: EnvSpec | Mapping[str, Any], *, override: bool = False) -> EnvSpec:
+    """Add an env to the package registry (for this process); an existing id raises unless `override=True`."""
+    return default_registry().register(spec_or_fields, override=override)
+
+
+def spec(env_id: str) -> EnvSpec:
+    """The registered `EnvSpec` of `env_id`."""
+    return default_registry().spec(env_id)
+
+
+def make(env_id: str, /, **overrides: Any) -> Any:
+    """Build a registered env: entry point or adapter, kwargs updated by `overrides`, `TimeLimit` applied."""
+    return default_registry().make(env_id, **overrides)
+
+
+def list_envs(tag: str | None = None) -> list[str]:
+    """Every registered id, sorted; only those carrying `tag` if given."""
+    return default_registry().list_envs(tag)
+
+
+def registry_table() -> str:
+    """The registry as a readable plain-text table."""
+    return default_registry().table()
+
+
+__all__ = [
+    "BaselinePin",
+    "DuplicateEnvError",
+    "EnvNotFoundError",
+    "EnvSpec",
+    "InvalidKwargError",
+    "InvalidSpecError",
+    "Registry",
+    "RegistryError",
+    "RegistryFileError",
+    "default_registry",
+    "list_envs",
+    "make",
+    "register",
+    "registry_table",
+    "spec",
+]
