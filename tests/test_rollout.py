@@ -10,7 +10,7 @@ import numpy as np
 from example_envs import GridWorld, Race
 from parallax import TimeLimit
 from parallax_zoo.agents.ppo import vector_env
-from parallax_zoo.agents.rollout import collect
+from parallax_zoo.agents.rollout import collect, play_episodes
 from parallax_zoo.agents.slots import Slots
 
 
@@ -69,3 +69,15 @@ def test_agents_that_finish_stop_bootstrapping_and_their_slots_go_inactive():
     # The episode's returns per slot arrive on the step it ends.
     assert trajectory.episode_finished[14].all() and not trajectory.episode_finished[:14].any()
     np.testing.assert_array_equal(trajectory.episode_return[14], [[1.0, 1.0, 0.0]] * 2)
+
+
+def test_play_episodes_returns_each_first_episode():
+    # Stuck at (0, 0) for TimeLimit(3) steps: each step pays exp(-|goal|), so the return is 3 exp(-|goal|).
+    env = TimeLimit(GridWorld(), max_steps=3)
+    returns, finished = jax.jit(lambda key: play_episodes(env, FixedActions((1,), False), key, 6, 5))(
+        jax.random.key(0)
+    )
+    assert finished.all() and returns.shape == (6, 1)
+    goals = jax.vmap(lambda k: env.reset(key=k))(jax.random.split(jax.random.split(jax.random.key(0))[0], 6))
+    expected = 3.0 * np.exp(-np.linalg.norm(np.asarray(goals.env_state.goal), axis=-1))
+    np.testing.assert_allclose(returns[:, 0], expected, rtol=1e-5)

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from parallax.core import MARLState, State
-from parallax.wrappers import EpisodeStats, RecordEpisodeStatistics
+from parallax.wrappers import EpisodeStats, RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.slots import Slots, read_slots, slot_boundaries
 
 
@@ -127,3 +127,15 @@ def first_episode_returns(
     returns = trajectory.episode_return[first, jnp.arange(finished.shape[1])]
     ended = finished.any(axis=0)
     return jnp.where(ended[:, None], returns, 0.0), ended
+
+
+def play_episodes(
+    env: Any, policy: RolloutPolicy, key: PRNGKeyArray, num_episodes: int, max_steps: int
+) -> tuple[Float[Array, "episodes agents"], Bool[Array, " episodes"]]:
+    """Play `num_episodes` episodes of an unbatched `env` side by side: per-slot returns and which finished.
+
+    `max_steps` should cover the env's time limit. Use `players.Greedy(policy)` for greedy evaluation.
+    """
+    vec_env = RecordEpisodeStatistics(VmapWrapper(env, num_episodes))
+    reset_key, play_key = jax.random.split(key)
+    return first_episode_returns(vec_env, policy, vec_env.reset(key=reset_key), play_key, max_steps)
