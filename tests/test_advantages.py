@@ -4,6 +4,8 @@ Every hand case uses gamma = lambda = 0.5, so gamma * lambda = 0.25, and the
 same base trajectory: values V = [1, 2, 3], rewards r = [1, 1, 1], last_value 4.
 """
 
+from typing import Any
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -21,8 +23,8 @@ AT_1 = jnp.array([False, True, False])
 UNUSED_BOOTSTRAP = jnp.array([100.0, 100.0, 100.0])
 
 
-def estimate(**kwargs):
-    args = dict(
+def estimate(**kwargs: Any):
+    args: dict[str, Any] = dict(
         value=V, reward=R, termination=NO, truncation=NO, bootstrap_value=UNUSED_BOOTSTRAP, last_value=LAST,
         gamma=GAMMA, gae_lambda=LAMBDA,
     )

@@ -1,6 +1,7 @@
 """Head-to-head evaluation and the snapshot buffer, checked with a hand-written perfect Nim player."""
 
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -66,7 +67,7 @@ class TeamAgents(Agents):
 
 def test_sides_are_teams_where_the_env_has_them():
     agents = dict(observation=jnp.zeros((2, 4)), active=jnp.ones((2, 4), bool), reward=jnp.zeros((2, 4)))
-    flags = dict(env_state=None, termination=jnp.zeros(2, bool), truncation=jnp.zeros(2, bool), info={},
+    flags: dict[str, Any] = dict(env_state=None, termination=jnp.zeros(2, bool), truncation=jnp.zeros(2, bool), info={},
                  step_count=jnp.zeros(2, jnp.int32), key=jax.random.split(jax.random.key(0), 2))
     plain = MARLState(agents=Agents(**agents), **flags)
     np.testing.assert_array_equal(sides(plain), [[0, 1, 2, 3]] * 2)
