@@ -2,7 +2,7 @@
 
 Reports compile time separately from training time (median of `--repeats`
 runs after compile), the final return (mean over envs of the latest finished
-episode, last update) and env steps per second, after compile and for the
+episode at the last update; mean and worst over seeds) and env steps per second, after compile and for the
 whole run including compile. No peer package is installed for comparison
 (PureJaxRL is not a package), so only ours is printed.
 
@@ -38,20 +38,21 @@ def measure(train: Any, keys: Any, repeats: int) -> dict[str, float]:
     start = time.perf_counter()
     compiled = jitted.lower(keys).compile()
     compile_s = time.perf_counter() - start
-    times, final = [], 0.0
+    times, final = [], np.zeros(())
     for _ in range(repeats):
         start = time.perf_counter()
         _, metrics = compiled(keys)
         jax.block_until_ready(metrics)
         times.append(time.perf_counter() - start)
-        final = float(np.mean(np.asarray(metrics["episode_return"])[..., -1]))
+        final = np.asarray(metrics["episode_return"])[..., -1]
     seeds = 1 if keys.ndim == 0 else keys.shape[0]
     steps = seeds * CONFIG.num_updates * CONFIG.num_envs * CONFIG.num_steps
     train_s = statistics.median(times)
     return {
         "compile_s": compile_s,
         "train_s": train_s,
-        "final_return": final,
+        "final_return": float(np.mean(final)),
+        "worst_final_return": float(np.min(final)),
         "steps_per_s": steps / train_s,
         "steps_per_s_with_compile": steps / (train_s + compile_s),
     }
@@ -70,11 +71,15 @@ def main() -> None:
         ("1 seed", measure(train, jax.random.key(0), args.repeats)),
         (f"{args.seeds} seeds (vmap)", measure(jax.vmap(train), jax.random.split(jax.random.key(0), args.seeds), args.repeats)),
     ]
-    header = f"{'run':<16}{'compile s':>11}{'train s':>10}{'final return':>14}{'steps/s':>12}{'steps/s incl. compile':>23}"
+    header = (
+        f"{'run':<16}{'compile s':>11}{'train s':>10}{'final return':>14}{'worst seed':>12}"
+        f"{'steps/s':>12}{'steps/s incl. compile':>23}"
+    )
     print(header)
     for name, r in rows:
         print(
             f"{name:<16}{r['compile_s']:>11.2f}{r['train_s']:>10.2f}{r['final_return']:>14.1f}"
+            f"{r['worst_final_return']:>12.1f}"
             f"{r['steps_per_s']:>12,.0f}{r['steps_per_s_with_compile']:>23,.0f}"
         )
 
