@@ -1,0 +1,216 @@
+"""What the two-player board games share: turn masks, legality, outcomes, observations, rays, text.
+
+DESIGN.md section 5: both slots stay active for the whole game and whose turn
+it is lives in `agents.action_mask`; the waiting player's only legal action is
+the no-op, the last action index. So the loser's -1 arrives on the winning
+move (seed 000, rules 3 and 5). An illegal move by the player to move loses
+the game; the waiting player's action is ignored entirely (rule 1).
+
+Boards are flat `int8` arrays in row-major order: `+1` is a piece of slot 0,
+`-1` a piece of slot 1, `0` an empty cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Bool, Float, Int, Int8, PRNGKeyArray
+
+from parallax.core import Agents, MARLState
+from parallax.spaces import Box, Discrete, Space, stack_space
+from parallax_zoo.envs.rendering import Color, Image, canvas, cell_coordinates, grid_lines, paint
+
+NUM_PLAYERS = 2
+NO_WINNER = -1
+SYMBOLS = {1: "X", -1: "O", 0: "."}
+
+# The eight compass directions as (row step, column step); direction d + 4 is opposite direction d.
+DIRECTIONS: tuple[tuple[int, int], ...] = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class BoardState:
+    """The dynamic data of a board game: the cells, whose turn it is, and the winner once decided."""
+
+    board: Int8[Array, " cells"]
+    to_move: Int[Array, ""]
+    winner: Int[Array, ""]
+
+
+def mark_of(player: Int[Array, ""]) -> Int8[Array, ""]:
+    """The cell value of `player`'s pieces: +1 for slot 0, -1 for slot 1."""
+    return (1 - 2 * player).astype(jnp.int8)
+
+
+def ray_table(height: int, width: int, length: int) -> np.ndarray:
+    """Setup-time table `[cell, direction, k]`: the cell `k + 1` steps from `cell` along `DIRECTIONS[direction]`.
+
+    Steps that leave the board point at the sentinel index `height * width`,
+    which callers keep empty by appending a zero to the board (seed 003, rule 9).
+    """
+    table = np.full((height * width, len(DIRECTIONS), length), height * width, dtype=np.int32)
+    for row in range(height):
+        for col in range(width):
+            for d, (dr, dc) in enumerate(DIRECTIONS):
+                for k in range(length):
+                    r, c = row + (k + 1) * dr, col + (k + 1) * dc
+                    if 0 <= r < height and 0 <= c < width:
+                        table[row * width + col, d, k] = r * width + c
+    return table
+
+
+def with_sentinel(board: Int8[Array, " cells"]) -> Int8[Array, " cells_plus_one"]:
+    """The board with one always-empty cell appended, the target of off-board ray steps."""
+    return jnp.concatenate([board, jnp.zeros((1,), board.dtype)])
+
+
+def leading_run(hits: Bool[Array, "... length"]) -> Bool[Array, "... length"]:
+    """True at position k when `hits` is true at every position up to and including k."""
+    run = [hits[..., 0]]
+    for k in range(1, hits.shape[-1]):
+        run.append(run[-1] & hits[..., k])
+    return jnp.stack(run, axis=-1)
+
+
+def completes_line(
+    board: Int8[Array, " cells"], rays: Int[Array, "8 length"], mark: Int8[Array, ""], line_length: int
+) -> Bool[Array, ""]:
+    """True when the piece of `mark` whose rays are `rays` lies on `line_length` of its own in a row.
+
+    Only lines through the last placed piece can be new, so only its rays are looked at.
+    """
+    same = with_sentinel(board)[rays] == mark
+    run = leading_run(same).sum(axis=-1)
+    return jnp.any(run[:4] + run[4:] >= line_length - 1)
+
+
+def mover_move(
+    action: Int[Array, " 2"], to_move: Int[Array, ""], action_mask: Bool[Array, "2 num_actions"]
+) -> tuple[Int[Array, ""], Bool[Array, ""]]:
+    """The move of the player to move, and whether it is legal (in range and allowed by its mask).
+
+    The waiting player's entry of `action` is never read (rule 1).
+    """
+    move = jnp.where(to_move == 0, action[0], action[1]).astype(jnp.int32)
+    mask_row = jnp.where(to_move == 0, action_mask[0], action_mask[1])
+    num_actions = action_mask.shape[-1]
+    in_range = (move >= 0) & (move < num_actions)
+    return move, in_range & mask_row[jnp.clip(move, 0, num_actions - 1)]
+
+
+def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended: Bool[Array, ""]) -> Bool[Array, "2 actions"]:
+    """Both players' action masks: the mover gets `legal_moves`, the waiting player only the no-op.
+
+    Once the game has ended both players get only the no-op, so every mask
+    keeps a legal action (rule 4).
+    """
+    players = jnp.arange(NUM_PLAYERS)[:, None]
+    no_op_only = jnp.arange(legal_moves.shape[0] + 1) == legal_moves.shape[0]
+    mover_row = jnp.concatenate([legal_moves, jnp.zeros((1,), jnp.bool_)])
+    return jnp.where((players == to_move) & ~ended, mover_row, no_op_only)
+
+
+def outcome_rewards(winner: Int[Array, ""], ended: Bool[Array, ""]) -> Float[Array, " 2"]:
+    """+1 to the winner and -1 to the loser on the step that ends the game; zeros otherwise and on a draw."""
+    decided = ended & (winner != NO_WINNER)
+    return jnp.where(decided, jnp.where(jnp.arange(NUM_PLAYERS) == winner, 1.0, -1.0), 0.0).astype(jnp.float32)
+
+
+def observation_space(height: int, width: int) -> Space:
+    """Per-player planes (own pieces, opponent pieces, my turn) of a `height x width` board, stacked on the agent axis."""
+    return stack_space(Box(0.0, 1.0, (height, width, 3)), NUM_PLAYERS)
+
+
+def action_space(num_actions: int) -> Space:
+    """One discrete action per player, the no-op included, stacked on the agent axis."""
+    return stack_space(Discrete(num_actions), NUM_PLAYERS)
+
+
+def observe(board: Int8[Array, " cells"], to_move: Int[Array, ""], height: int, width: int) -> Float[Array, "2 height width 3"]:
+    """Each player's view: its own pieces, its opponent's pieces, and a plane of ones on its turn."""
+    grid = board.reshape(height, width)
+    slot0, slot1 = grid == 1, grid == -1
+    turn0 = jnp.broadcast_to(to_move == 0, grid.shape)
+    view0 = jnp.stack([slot0, slot1, turn0], axis=-1)
+    view1 = jnp.stack([slot1, slot0, ~turn0], axis=-1)
+    return jnp.stack([view0, view1]).astype(jnp.float32)
+
+
+def game_state(
+    *,
+    env_state: BoardState,
+    legal_moves: Bool[Array, " moves"],
+    ended: Bool[Array, ""],
+    height: int,
+    width: int,
+    step_count: Int[Array, ""],
+    key: PRNGKeyArray,
+) -> MARLState:
+    """The `MARLState` of a board position: both players active, turn masks, outcome rewards.
+
+    `global_observation` is slot 0's view, which shows the whole board and whose turn it is.
+    """
+    observation = observe(env_state.board, env_state.to_move, height, width)
+    return MARLState(
+        env_state=env_state,
+        agents=Agents(
+            observation=observation,
+            active=jnp.ones((NUM_PLAYERS,), jnp.bool_),
+            reward=outcome_rewards(env_state.winner, ended),
+            action_mask=turn_mask(legal_moves, env_state.to_move, ended),
+        ),
+        termination=ended,
+        truncation=jnp.bool_(False),
+        info={},
+        step_count=step_count,
+        key=key,
+        global_observation=observation[0],
+    )
+
+
+def board_text(state: MARLState, height: int, width: int) -> str:
+    """A text diagram of an unbatched board state: `X` slot 0, `O` slot 1, `.` empty, 0-based row and column labels.
+
+    The last line says whose turn it is, or how the game ended.
+    """
+    board = np.asarray(state.env_state.board)
+    if board.shape != (height * width,):
+        raise ValueError(
+            f"render_text expects one unbatched state with a board of shape ({height * width},), got {board.shape}; "
+            "index a batched state first, e.g. jax.tree.map(lambda x: x[0], state)."
+        )
+    label_width = len(str(height - 1))
+    lines = [" " * label_width + " " + " ".join(str(c) for c in range(width))]
+    for row in range(height):
+        cells = " ".join(SYMBOLS[int(v)] for v in board[row * width : (row + 1) * width])
+        lines.append(f"{row:>{label_width}} {cells}")
+    names = (SYMBOLS[1], SYMBOLS[-1])
+    if bool(state.termination):
+        winner = int(state.env_state.winner)
+        lines.append("draw" if winner == NO_WINNER else f"{names[winner]} wins")
+    else:
+        lines.append(f"{names[int(state.env_state.to_move)]} to move")
+    return "\n".join(lines)
+
+
+def render_discs(
+    grid: Int8[Array, "rows cols"],
+    cell: int,
+    background: Color,
+    line_color: Color,
+    colors: dict[int, Color],
+    radius: float = 0.4,
+) -> Image:
+    """An RGB picture of `grid`: one disc per piece, coloured by `colors[value]`, on a lined board."""
+    rows, cols = grid.shape
+    image = canvas(rows * cell, cols * cell, background)
+    row, col, down, across = cell_coordinates(rows * cell, cols * cell, cell)
+    values = grid[row, col]
+    disc = down**2 + across**2 <= radius**2
+    for value, color in colors.items():
+        image = paint(image, disc & (values == value), color)
+    return grid_lines(image, cell, line_color)
