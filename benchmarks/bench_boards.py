@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a checkout without installing
 
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
 
-from parallax import VmapWrapper
-from parallax_zoo.envs.connect_four import ConnectFour
-from parallax_zoo.envs.othello import Othello
-from parallax_zoo.envs.tictactoe import TicTacToe
+from parallax import VmapWrapper  # noqa: E402
+from parallax_zoo.envs.connect_four import ConnectFour  # noqa: E402
+from parallax_zoo.envs.othello import Othello  # noqa: E402
+from parallax_zoo.envs.tictactoe import TicTacToe  # noqa: E402
 
 
 def random_legal(key: PRNGKeyArray, mask: Bool[Array, "... actions"]) -> Int[Array, "..."]:

@@ -27,10 +27,6 @@ NUM_PLAYERS = 2
 NO_WINNER = -1
 SYMBOLS = {1: "X", -1: "O", 0: "."}
 
-# The eight compass directions as (row step, column step); direction d + 4 is opposite direction d.
-DIRECTIONS: tuple[tuple[int, int], ...] = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))
-
-
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class BoardState:
@@ -46,46 +42,20 @@ def mark_of(player: Int[Array, ""]) -> Int8[Array, ""]:
     return (1 - 2 * player).astype(jnp.int8)
 
 
-def ray_table(height: int, width: int, length: int) -> np.ndarray:
-    """Setup-time table `[cell, direction, k]`: the cell `k + 1` steps from `cell` along `DIRECTIONS[direction]`.
+def has_line(pieces: Bool[Array, "height width"], length: int) -> Bool[Array, ""]:
+    """True when `pieces` holds `length` in a row: across, down, or along either diagonal.
 
-    Steps that leave the board point at the sentinel index `height * width`,
-    which callers keep empty by appending a zero to the board (seed 003, rule 9).
+    Built from static slices only, so it is elementwise work that XLA fuses (no gathers).
     """
-    table = np.full((height * width, len(DIRECTIONS), length), height * width, dtype=np.int32)
-    for row in range(height):
-        for col in range(width):
-            for d, (dr, dc) in enumerate(DIRECTIONS):
-                for k in range(length):
-                    r, c = row + (k + 1) * dr, col + (k + 1) * dc
-                    if 0 <= r < height and 0 <= c < width:
-                        table[row * width + col, d, k] = r * width + c
-    return table
-
-
-def with_sentinel(board: Int8[Array, " cells"]) -> Int8[Array, " cells_plus_one"]:
-    """The board with one always-empty cell appended, the target of off-board ray steps."""
-    return jnp.concatenate([board, jnp.zeros((1,), board.dtype)])
-
-
-def leading_run(hits: Bool[Array, "... length"]) -> Bool[Array, "... length"]:
-    """True at position k when `hits` is true at every position up to and including k."""
-    run = [hits[..., 0]]
-    for k in range(1, hits.shape[-1]):
-        run.append(run[-1] & hits[..., k])
-    return jnp.stack(run, axis=-1)
-
-
-def completes_line(
-    board: Int8[Array, " cells"], rays: Int[Array, "8 length"], mark: Int8[Array, ""], line_length: int
-) -> Bool[Array, ""]:
-    """True when the piece of `mark` whose rays are `rays` lies on `line_length` of its own in a row.
-
-    Only lines through the last placed piece can be new, so only its rays are looked at.
-    """
-    same = with_sentinel(board)[rays] == mark
-    run = leading_run(same).sum(axis=-1)
-    return jnp.any(run[:4] + run[4:] >= line_length - 1)
+    height, width = pieces.shape
+    rows, cols = height - length + 1, width - length + 1
+    across = down = diagonal = anti_diagonal = jnp.bool_(True)
+    for k in range(length):
+        across = across & pieces[:, k : cols + k]
+        down = down & pieces[k : rows + k, :]
+        diagonal = diagonal & pieces[k : rows + k, k : cols + k]
+        anti_diagonal = anti_diagonal & pieces[k : rows + k, length - 1 - k : width - k]
+    return jnp.any(across) | jnp.any(down) | jnp.any(diagonal) | jnp.any(anti_diagonal)
 
 
 def mover_move(
@@ -93,13 +63,12 @@ def mover_move(
 ) -> tuple[Int[Array, ""], Bool[Array, ""]]:
     """The move of the player to move, and whether it is legal (in range and allowed by its mask).
 
-    The waiting player's entry of `action` is never read (rule 1).
+    The waiting player's entry of `action` is never read (rule 1). A one-hot
+    match instead of an index keeps out-of-range moves illegal and avoids a gather.
     """
     move = jnp.where(to_move == 0, action[0], action[1]).astype(jnp.int32)
     mask_row = jnp.where(to_move == 0, action_mask[0], action_mask[1])
-    num_actions = action_mask.shape[-1]
-    in_range = (move >= 0) & (move < num_actions)
-    return move, in_range & mask_row[jnp.clip(move, 0, num_actions - 1)]
+    return move, jnp.any(mask_row & (jnp.arange(action_mask.shape[-1]) == move))
 
 
 def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended: Bool[Array, ""]) -> Bool[Array, "2 actions"]:
@@ -120,9 +89,14 @@ def outcome_rewards(winner: Int[Array, ""], ended: Bool[Array, ""]) -> Float[Arr
     return jnp.where(decided, jnp.where(jnp.arange(NUM_PLAYERS) == winner, 1.0, -1.0), 0.0).astype(jnp.float32)
 
 
-def observation_space(height: int, width: int) -> Space:
-    """Per-player planes (own pieces, opponent pieces, my turn) of a `height x width` board, stacked on the agent axis."""
-    return stack_space(Box(0.0, 1.0, (height, width, 3)), NUM_PLAYERS)
+def observation_space(height: int, width: int, turn_plane: bool) -> Space:
+    """Per-player planes of a `height x width` board (own pieces, opponent pieces[, my turn]), stacked on the agent axis."""
+    return stack_space(Box(0.0, 1.0, (height, width, 3 if turn_plane else 2)), NUM_PLAYERS)
+
+
+def global_observation_space(cells: int) -> Space:
+    """The centralised critic's input: slot 0's signed board (+1 own, -1 opponent, 0 empty), then whose turn (0 or 1)."""
+    return Box(-1.0, 1.0, (cells + 1,))
 
 
 def action_space(num_actions: int) -> Space:
@@ -130,14 +104,28 @@ def action_space(num_actions: int) -> Space:
     return stack_space(Discrete(num_actions), NUM_PLAYERS)
 
 
-def observe(board: Int8[Array, " cells"], to_move: Int[Array, ""], height: int, width: int) -> Float[Array, "2 height width 3"]:
-    """Each player's view: its own pieces, its opponent's pieces, and a plane of ones on its turn."""
+def observe(
+    board: Int8[Array, " cells"], to_move: Int[Array, ""], height: int, width: int, turn_plane: bool
+) -> Float[Array, "2 height width planes"]:
+    """Each player's float32 view: its own pieces, its opponent's pieces[, and a plane of ones on its turn].
+
+    The turn plane is for games where whose turn it is cannot be read off the
+    piece count (Othello's passes); observations stay small because both
+    players' views are emitted on every step.
+    """
     grid = board.reshape(height, width)
     slot0, slot1 = grid == 1, grid == -1
-    turn0 = jnp.broadcast_to(to_move == 0, grid.shape)
-    view0 = jnp.stack([slot0, slot1, turn0], axis=-1)
-    view1 = jnp.stack([slot1, slot0, ~turn0], axis=-1)
-    return jnp.stack([view0, view1]).astype(jnp.float32)
+    planes0, planes1 = [slot0, slot1], [slot1, slot0]
+    if turn_plane:
+        turn0 = jnp.broadcast_to(to_move == 0, grid.shape)
+        planes0.append(turn0)
+        planes1.append(~turn0)
+    return jnp.stack([jnp.stack(planes0, axis=-1), jnp.stack(planes1, axis=-1)]).astype(jnp.float32)
+
+
+def global_observe(board: Int8[Array, " cells"], to_move: Int[Array, ""]) -> Float[Array, " cells_plus_one"]:
+    """Slot 0's signed board followed by whose turn it is: a fixed-shape input for a centralised critic."""
+    return jnp.concatenate([board, to_move.astype(jnp.int8)[None]]).astype(jnp.float32)
 
 
 def game_state(
@@ -147,18 +135,15 @@ def game_state(
     ended: Bool[Array, ""],
     height: int,
     width: int,
+    turn_plane: bool,
     step_count: Int[Array, ""],
     key: PRNGKeyArray,
 ) -> MARLState:
-    """The `MARLState` of a board position: both players active, turn masks, outcome rewards.
-
-    `global_observation` is slot 0's view, which shows the whole board and whose turn it is.
-    """
-    observation = observe(env_state.board, env_state.to_move, height, width)
+    """The `MARLState` of a board position: both players active, turn masks, outcome rewards."""
     return MARLState(
         env_state=env_state,
         agents=Agents(
-            observation=observation,
+            observation=observe(env_state.board, env_state.to_move, height, width, turn_plane),
             active=jnp.ones((NUM_PLAYERS,), jnp.bool_),
             reward=outcome_rewards(env_state.winner, ended),
             action_mask=turn_mask(legal_moves, env_state.to_move, ended),
@@ -168,7 +153,7 @@ def game_state(
         info={},
         step_count=step_count,
         key=key,
-        global_observation=observation[0],
+        global_observation=global_observe(env_state.board, env_state.to_move),
     )
 
 

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Int, Int8, PRNGKeyArray
 
 from parallax.core import MARLState, require_key
-from parallax.spaces import Box, Space, check_action
+from parallax.spaces import Space, check_action
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
 from parallax_zoo.envs.rendering import BLUE, RED, WHITE, YELLOW, Image
@@ -34,7 +34,7 @@ class ConnectFourState(BoardState):
 
 
 class ConnectFour:
-    """Four in a row on a 6x7 board; observations are (own, opponent, my turn) planes per player."""
+    """Four in a row on a 6x7 board; observations are (own, opponent) planes per player."""
 
     num_agents: int = board.NUM_PLAYERS
     height: int = 6
@@ -42,12 +42,10 @@ class ConnectFour:
     num_actions: int = 8
     no_op: int = 7
     action_space: Space = board.action_space(num_actions)
-    observation_space: Space = board.observation_space(height, width)
-    global_observation_space: Space = Box(0.0, 1.0, (height, width, 3))
+    turn_plane: bool = False
+    observation_space: Space = board.observation_space(height, width, turn_plane)
+    global_observation_space: Space = board.global_observation_space(height * width)
     cell_pixels: int = 32
-
-    def __init__(self) -> None:
-        self._rays = jnp.asarray(board.ray_table(self.height, self.width, 3))
 
     def reset(self, *, key: PRNGKeyArray) -> MARLState:
         """The empty board, X (slot 0) to move."""
@@ -66,12 +64,12 @@ class ConnectFour:
         game: ConnectFourState = state.env_state
         move, legal = board.mover_move(action, game.to_move, state.agents.action_mask)
         mark = board.mark_of(game.to_move)
-        column = jnp.clip(move, 0, self.width - 1)
-        row = self.height - 1 - game.heights[column].astype(jnp.int32)
-        cell = jnp.clip(row * self.width + column, 0, self.height * self.width - 1)
+        dropped = legal & (jnp.arange(self.width) == move)
+        row = self.height - 1 - jnp.sum(jnp.where(dropped, game.heights, 0))
+        cell = row * self.width + move
         placed = jnp.where(legal & (jnp.arange(self.height * self.width) == cell), mark, game.board)
-        heights = game.heights + (legal & (jnp.arange(self.width) == column)).astype(jnp.int8)
-        won = legal & board.completes_line(placed, self._rays[cell], mark, 4)
+        heights = game.heights + dropped.astype(jnp.int8)
+        won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 4)
         winner = jnp.where(won, game.to_move, jnp.where(legal, board.NO_WINNER, 1 - game.to_move))
         ended = won | ~legal | jnp.all(heights == self.height)
         next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner.astype(jnp.int32), heights=heights)
@@ -80,7 +78,7 @@ class ConnectFour:
     def _state(self, game: ConnectFourState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         return board.game_state(
             env_state=game, legal_moves=legal_moves, ended=ended,
-            height=self.height, width=self.width, step_count=step_count, key=key,
+            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
         )
 
     def render(self, state: MARLState) -> Image:

@@ -16,43 +16,67 @@ player +1. The waiting player's action is ignored entirely.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Bool, Int, Int8, PRNGKeyArray
+from jaxtyping import Array, Bool, Int, PRNGKeyArray
 
 from parallax.core import MARLState, require_key
-from parallax.spaces import Box, Space, check_action
+from parallax.spaces import Space, check_action
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
 from parallax_zoo.envs.rendering import BLACK, GREEN, WHITE, Image
 
 SIZE = 8
 CELLS = SIZE * SIZE
-RAY_LENGTH = SIZE - 1
 
 
-def _ray_positions(rays: np.ndarray) -> np.ndarray:
-    """Setup-time table `[cell, target]`: where `target` sits in `cell`'s flattened rays, or the pad index past them."""
-    directions, length = rays.shape[1], rays.shape[2]
-    positions = np.full((CELLS, CELLS), directions * length, dtype=np.int32)
-    for cell in range(CELLS):
-        for d in range(directions):
-            for k in range(length):
-                target = rays[cell, d, k]
-                if target < CELLS:
-                    positions[cell, target] = d * length + k
-    return positions
+def _interior(rows: slice, cols: slice) -> np.ndarray:
+    """A flat 64-cell mask, true on `grid[rows, cols]`."""
+    mask = np.zeros((SIZE, SIZE), np.bool_)
+    mask[rows, cols] = True
+    return mask.reshape(CELLS)
 
 
-def _flips(lines: Int8[Array, "... 8 7"], mark: Int8[Array, "..."]) -> Bool[Array, "... 8 7"]:
-    """The discs a piece of `mark` flips, given the cells along its eight rays.
+# The eight directions as flat-index steps, with the cells a flanked run along them can cover:
+# a run never touches the edge it is heading to or coming from, so masking the edges stops
+# `jnp.roll` from wrapping a run around the board (seed 003, rule 9: built once, outside jit).
+_STEPS = np.array([1, -1, SIZE, -SIZE, SIZE + 1, -SIZE - 1, SIZE - 1, -SIZE + 1], np.int32)
+_RUN_CELLS = np.stack(
+    [_interior(slice(None), slice(1, -1))] * 2
+    + [_interior(slice(1, -1), slice(None))] * 2
+    + [_interior(slice(1, -1), slice(1, -1))] * 4
+)
 
-    A ray flips its leading run of opponent discs when a disc of `mark` closes it.
-    """
-    mark = mark[..., None, None]
-    run = board.leading_run(lines == -mark)
-    closed = jnp.any((lines[..., 1:] == mark) & run[..., :-1], axis=-1)
-    return run & closed[..., None]
+
+def _flanked_runs(start: Bool[Array, "... 64"], opponent: Bool[Array, "... 64"], step: Int[Array, ""]) -> Bool[Array, "... 64"]:
+    """The opponent discs reachable from `start` by an unbroken run along `step` (up to six long)."""
+    run = opponent & jnp.roll(start, step, axis=-1)
+    for _ in range(SIZE - 3):
+        run = run | (opponent & jnp.roll(run, step, axis=-1))
+    return run
+
+
+def _placements(own: Bool[Array, "... 64"], opponent: Bool[Array, "... 64"]) -> Bool[Array, "... 64"]:
+    """Empty cells where a disc of `own` would close at least one run of `opponent` discs."""
+    empty = ~(own | opponent)
+
+    def direction(d: Int[Array, ""], found: Bool[Array, "... 64"]) -> Bool[Array, "... 64"]:
+        run = _flanked_runs(own, opponent & jnp.asarray(_RUN_CELLS)[d], jnp.asarray(_STEPS)[d])
+        return found | (jnp.roll(run, jnp.asarray(_STEPS)[d], axis=-1) & empty)
+
+    return jax.lax.fori_loop(0, len(_STEPS), direction, jnp.zeros_like(own))
+
+
+def _flips(placed: Bool[Array, " 64"], own: Bool[Array, " 64"], opponent: Bool[Array, " 64"]) -> Bool[Array, " 64"]:
+    """The opponent discs that a disc placed on `placed` (one-hot, or all false for a pass) turns over."""
+
+    def direction(d: Int[Array, ""], flipped: Bool[Array, " 64"]) -> Bool[Array, " 64"]:
+        run = _flanked_runs(placed, opponent & jnp.asarray(_RUN_CELLS)[d], jnp.asarray(_STEPS)[d])
+        closed = jnp.any(jnp.roll(run, jnp.asarray(_STEPS)[d]) & own)
+        return flipped | (run & closed)
+
+    return jax.lax.fori_loop(0, len(_STEPS), direction, jnp.zeros_like(own))
 
 
 class Othello:
@@ -65,14 +89,12 @@ class Othello:
     pass_move: int = CELLS
     no_op: int = CELLS + 1
     action_space: Space = board.action_space(num_actions)
-    observation_space: Space = board.observation_space(height, width)
-    global_observation_space: Space = Box(0.0, 1.0, (height, width, 3))
+    turn_plane: bool = True
+    observation_space: Space = board.observation_space(height, width, turn_plane)
+    global_observation_space: Space = board.global_observation_space(CELLS)
     cell_pixels: int = 32
 
     def __init__(self) -> None:
-        rays = board.ray_table(SIZE, SIZE, RAY_LENGTH)
-        self._rays = jnp.asarray(rays)
-        self._ray_positions = jnp.asarray(_ray_positions(rays))
         start = np.zeros((SIZE, SIZE), np.int8)
         start[3, 3] = start[4, 4] = -1
         start[3, 4] = start[4, 3] = 1
@@ -82,7 +104,7 @@ class Othello:
         """The standard opening position, X (slot 0, black) to move."""
         require_key(key, "Othello.reset")
         game = BoardState(board=self._start, to_move=jnp.int32(0), winner=jnp.int32(board.NO_WINNER))
-        legal = self._placements(self._start)[0]
+        legal = _placements(self._start == 1, self._start == -1)
         return self._state(game, jnp.concatenate([legal, ~jnp.any(legal, keepdims=True)]), jnp.bool_(False), jnp.int32(0), key)
 
     def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
@@ -91,15 +113,13 @@ class Othello:
         game: BoardState = state.env_state
         move, legal = board.mover_move(action, game.to_move, state.agents.action_mask)
         mark = board.mark_of(game.to_move)
-        cell = jnp.clip(move, 0, CELLS - 1)
-        flips = _flips(board.with_sentinel(game.board)[self._rays[cell]], mark)
-        flipped = jnp.concatenate([flips.reshape(-1), jnp.zeros((1,), jnp.bool_)])[self._ray_positions[cell]]
-        places = legal & (move < CELLS)
-        changed = places & (flipped | (jnp.arange(CELLS) == cell))
-        after = jnp.where(changed, mark, game.board)
+        placed = legal & (jnp.arange(CELLS) == move)
+        flipped = _flips(placed, game.board == mark, game.board == -mark)
+        after = jnp.where(placed | flipped, mark, game.board)
 
         next_player = 1 - game.to_move
-        placements = self._placements(after)
+        pieces = jnp.stack([after == 1, after == -1])
+        placements = _placements(pieces, pieces[::-1])
         next_can = jnp.where(next_player == 0, placements[0], placements[1])
         next_has = jnp.any(next_can)
         nobody_can = ~next_has & ~jnp.any(placements)
@@ -111,17 +131,10 @@ class Othello:
         legal_moves = jnp.concatenate([next_can, ~next_has[None]])
         return self._state(next_game, legal_moves, ended, state.step_count + 1, state.key)
 
-    def _placements(self, cells: Int8[Array, " 64"]) -> Bool[Array, "2 64"]:
-        """Where each player (slot 0, slot 1) could place a disc: an empty cell that flips something."""
-        lines = board.with_sentinel(cells)[self._rays]
-        marks = jnp.asarray([1, -1], jnp.int8)[:, None]
-        flips = _flips(jnp.broadcast_to(lines, (2, *lines.shape)), jnp.broadcast_to(marks, (2, CELLS)))
-        return (cells == 0) & jnp.any(flips, axis=(-1, -2))
-
     def _state(self, game: BoardState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         return board.game_state(
             env_state=game, legal_moves=legal_moves, ended=ended,
-            height=self.height, width=self.width, step_count=step_count, key=key,
+            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
         )
 
     def render(self, state: MARLState) -> Image:

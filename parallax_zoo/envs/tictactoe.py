@@ -15,14 +15,14 @@ import jax.numpy as jnp
 from jaxtyping import Array, Int, PRNGKeyArray
 
 from parallax.core import MARLState, require_key
-from parallax.spaces import Box, Space, check_action
+from parallax.spaces import Space, check_action
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
 from parallax_zoo.envs.rendering import BLUE, GREY, ORANGE, WHITE, Image, canvas, cell_coordinates, grid_lines, paint
 
 
 class TicTacToe:
-    """Three in a row on a 3x3 board; observations are (own, opponent, my turn) planes per player."""
+    """Three in a row on a 3x3 board; observations are (own, opponent) planes per player."""
 
     num_agents: int = board.NUM_PLAYERS
     height: int = 3
@@ -30,12 +30,10 @@ class TicTacToe:
     num_actions: int = 10
     no_op: int = 9
     action_space: Space = board.action_space(num_actions)
-    observation_space: Space = board.observation_space(height, width)
-    global_observation_space: Space = Box(0.0, 1.0, (height, width, 3))
+    turn_plane: bool = False
+    observation_space: Space = board.observation_space(height, width, turn_plane)
+    global_observation_space: Space = board.global_observation_space(height * width)
     cell_pixels: int = 32
-
-    def __init__(self) -> None:
-        self._rays = jnp.asarray(board.ray_table(self.height, self.width, 2))
 
     def reset(self, *, key: PRNGKeyArray) -> MARLState:
         """The empty board, X (slot 0) to move."""
@@ -50,10 +48,8 @@ class TicTacToe:
         game: BoardState = state.env_state
         move, legal = board.mover_move(action, game.to_move, state.agents.action_mask)
         mark = board.mark_of(game.to_move)
-        cells = jnp.arange(self.height * self.width)
-        placed = jnp.where(legal & (cells == move), mark, game.board)
-        rays = self._rays[jnp.clip(move, 0, cells.shape[0] - 1)]
-        won = legal & board.completes_line(placed, rays, mark, 3)
+        placed = jnp.where(legal & (jnp.arange(self.height * self.width) == move), mark, game.board)
+        won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 3)
         winner = jnp.where(won, game.to_move, jnp.where(legal, board.NO_WINNER, 1 - game.to_move))
         ended = won | ~legal | jnp.all(placed != 0)
         next_game = BoardState(board=placed, to_move=1 - game.to_move, winner=winner.astype(jnp.int32))
@@ -62,7 +58,7 @@ class TicTacToe:
     def _state(self, game: BoardState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         return board.game_state(
             env_state=game, legal_moves=legal_moves, ended=ended,
-            height=self.height, width=self.width, step_count=step_count, key=key,
+            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
         )
 
     def render(self, state: MARLState) -> Image:
