@@ -103,9 +103,22 @@ class Othello:
     def reset(self, *, key: PRNGKeyArray) -> MARLState:
         """The standard opening position, X (slot 0, black) to move."""
         require_key(key, "Othello.reset")
-        game = BoardState(board=self._start, to_move=jnp.int32(0), winner=jnp.int32(board.NO_WINNER))
-        legal = _placements(self._start == 1, self._start == -1)
-        return self._state(game, jnp.concatenate([legal, ~jnp.any(legal, keepdims=True)]), jnp.bool_(False), jnp.int32(0), key)
+        return self._settle(self._start, jnp.int32(0), jnp.bool_(True), jnp.int32(0), key)
+
+    def position(self, cells: Int[Array, " 64"], to_move: int | Int[Array, ""], *, key: PRNGKeyArray) -> MARLState:
+        """The state of any position (+1 slot 0, -1 slot 1, 0 empty; row-major) with `to_move` to play.
+
+        For puzzles, tests and evaluation from set openings. The masks follow
+        the rules (a pass when `to_move` cannot place); a position where
+        neither player can place comes back terminated, scored by discs.
+        """
+        require_key(key, "Othello.position")
+        if isinstance(to_move, int) and to_move not in (0, 1):
+            raise ValueError(f"Othello.position: to_move must be 0 (slot 0, X) or 1 (slot 1, O), got {to_move}.")
+        cells = jnp.asarray(cells)
+        if cells.shape != (CELLS,):
+            raise ValueError(f"Othello.position expects a flat board of shape ({CELLS},), got {cells.shape}; reshape an 8x8 board with .reshape(64).")
+        return self._settle(cells.astype(jnp.int8), jnp.asarray(to_move, jnp.int32), jnp.bool_(True), jnp.int32(0), key)
 
     def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
         """Place (flipping every flanked run) or pass; the game ends when neither player can place."""
@@ -116,20 +129,21 @@ class Othello:
         placed = legal & (jnp.arange(CELLS) == move)
         flipped = _flips(placed, game.board == mark, game.board == -mark)
         after = jnp.where(placed | flipped, mark, game.board)
+        return self._settle(after, 1 - game.to_move, legal, state.step_count + 1, state.key)
 
-        next_player = 1 - game.to_move
-        pieces = jnp.stack([after == 1, after == -1])
+    def _settle(self, cells: Array, to_move: Array, legal: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
+        """The state with `to_move` to play on `cells`, after a move that was `legal` (an illegal one loses)."""
+        pieces = jnp.stack([cells == 1, cells == -1])
         placements = _placements(pieces, pieces[::-1])
-        next_can = jnp.where(next_player == 0, placements[0], placements[1])
-        next_has = jnp.any(next_can)
-        nobody_can = ~next_has & ~jnp.any(placements)
-        disc_balance = jnp.sum(after.astype(jnp.int32))
+        mover_can = jnp.where(to_move == 0, placements[0], placements[1])
+        mover_has = jnp.any(mover_can)
+        nobody_can = ~jnp.any(placements)
+        disc_balance = jnp.sum(cells.astype(jnp.int32))
         by_discs = jnp.where(disc_balance > 0, 0, jnp.where(disc_balance < 0, 1, board.NO_WINNER))
-        winner = jnp.where(legal, jnp.where(nobody_can, by_discs, board.NO_WINNER), game.to_move ^ 1)
-        ended = ~legal | nobody_can
-        next_game = BoardState(board=after, to_move=next_player, winner=winner.astype(jnp.int32))
-        legal_moves = jnp.concatenate([next_can, ~next_has[None]])
-        return self._state(next_game, legal_moves, ended, state.step_count + 1, state.key)
+        winner = jnp.where(legal, jnp.where(nobody_can, by_discs, board.NO_WINNER), to_move)
+        game = BoardState(board=cells, to_move=to_move, winner=winner.astype(jnp.int32))
+        legal_moves = jnp.concatenate([mover_can, ~mover_has[None]])
+        return self._state(game, legal_moves, ~legal | nobody_can, step_count, key)
 
     def _state(self, game: BoardState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         return board.game_state(
