@@ -123,11 +123,11 @@ class Candidate:
 
 
 def candidates(batch_sizes: list[int], steps_for: Callable[[int], int]) -> list[Candidate]:
-    """Every game at every batch size, ours and (where Pgx has the game) Pgx's."""
+    """Every game at every batch size, ours and Pgx's."""
     games: list[tuple[str, Any, str | None]] = [
         ("tic_tac_toe", TicTacToe(), "tic_tac_toe"),
         ("connect_four", ConnectFour(), "connect_four"),
-        ("othello", Othello(), None),
+        ("othello", Othello(), "othello"),
     ]
     result = []
     for name, env, pgx_id in games:

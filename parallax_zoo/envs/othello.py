@@ -57,6 +57,7 @@ def _flanked_runs(start: Bool[Array, "... 64"], opponent: Bool[Array, "... 64"],
     return run
 
 
+@jax.jit
 def _placements(own: Bool[Array, "... 64"], opponent: Bool[Array, "... 64"]) -> Bool[Array, "... 64"]:
     """Empty cells where a disc of `own` would close at least one run of `opponent` discs."""
     empty = ~(own | opponent)
@@ -68,6 +69,7 @@ def _placements(own: Bool[Array, "... 64"], opponent: Bool[Array, "... 64"]) -> 
     return jax.lax.fori_loop(0, len(_STEPS), direction, jnp.zeros_like(own))
 
 
+@jax.jit
 def _flips(placed: Bool[Array, " 64"], own: Bool[Array, " 64"], opponent: Bool[Array, " 64"]) -> Bool[Array, " 64"]:
     """The opponent discs that a disc placed on `placed` (one-hot, or all false for a pass) turns over."""
 
