@@ -110,17 +110,18 @@ def observe(
     """Each player's float32 view: its own pieces, its opponent's pieces[, and a plane of ones on its turn].
 
     The turn plane is for games where whose turn it is cannot be read off the
-    piece count (Othello's passes); observations stay small because both
-    players' views are emitted on every step.
+    piece count (Othello's passes). Both players' views are written on every
+    step, so they are kept small, and built arithmetically from the signed
+    board (measured cheaper on XLA:CPU than comparisons and casts).
     """
-    grid = board.reshape(height, width)
-    slot0, slot1 = grid == 1, grid == -1
+    signed = board.reshape(height, width).astype(jnp.float32)
+    slot0, slot1 = jnp.maximum(signed, 0.0), jnp.maximum(-signed, 0.0)
     planes0, planes1 = [slot0, slot1], [slot1, slot0]
     if turn_plane:
-        turn0 = jnp.broadcast_to(to_move == 0, grid.shape)
+        turn0 = jnp.broadcast_to(jnp.where(to_move == 0, 1.0, 0.0), signed.shape)
         planes0.append(turn0)
-        planes1.append(~turn0)
-    return jnp.stack([jnp.stack(planes0, axis=-1), jnp.stack(planes1, axis=-1)]).astype(jnp.float32)
+        planes1.append(1.0 - turn0)
+    return jnp.stack([jnp.stack(planes0, axis=-1), jnp.stack(planes1, axis=-1)])
 
 
 def global_observe(board: Int8[Array, " cells"], to_move: Int[Array, ""]) -> Float[Array, " cells_plus_one"]:
