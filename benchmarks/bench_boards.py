@@ -40,6 +40,18 @@ def random_legal(key: PRNGKeyArray, mask: Bool[Array, "... actions"]) -> Int[Arr
     return jnp.argmax(jnp.cumsum(mask, axis=-1) > k[..., None], axis=-1).astype(jnp.int32)
 
 
+def random_turn_action(key: PRNGKeyArray, mask: Bool[Array, "... 2 actions"]) -> Int[Array, "... 2"]:
+    """A random legal joint action for a turn-based board game: a random legal move for the player to move, the no-op for the other.
+
+    The player to move is the slot with a legal action other than the no-op
+    (the last index); sampling one row keeps the sampler's work equal to Pgx's.
+    """
+    slot0_moves = mask[..., 0, :-1].any(axis=-1)
+    move = random_legal(key, jnp.where(slot0_moves[..., None], mask[..., 0, :], mask[..., 1, :]))
+    no_op = mask.shape[-1] - 1
+    return jnp.stack([jnp.where(slot0_moves, move, no_op), jnp.where(slot0_moves, no_op, move)], axis=-1)
+
+
 def ours_rollout(env: Any, num_envs: int, num_steps: int) -> Callable[[PRNGKeyArray], Any]:
     """A jitted rollout of a Parallax Zoo board game: `VmapWrapper` plus selective reset."""
     venv = VmapWrapper(env, num_envs)
@@ -51,7 +63,7 @@ def ours_rollout(env: Any, num_envs: int, num_steps: int) -> Callable[[PRNGKeyAr
         def body(carry: tuple[Any, PRNGKeyArray], _: None) -> tuple[tuple[Any, PRNGKeyArray], None]:
             state, key = carry
             key, action_key, reset_key = jax.random.split(key, 3)
-            action = random_legal(action_key, state.agents.action_mask)
+            action = random_turn_action(action_key, state.agents.action_mask)
             state = venv.step(state, action)
             state = venv.reset(key=reset_key, state=state, done=state.done)
             return (state, key), None

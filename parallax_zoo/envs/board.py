@@ -1,4 +1,4 @@
-"""What the two-player board games share: turn masks, legality, outcomes, observations, rays, text.
+"""What the two-player board games share: turn masks, legality, lines, outcomes, observations, pictures, text.
 
 DESIGN.md section 5: both slots stay active for the whole game and whose turn
 it is lives in `agents.action_mask`; the waiting player's only legal action is
@@ -26,6 +26,7 @@ from parallax_zoo.envs.rendering import Color, Image, canvas, cell_coordinates, 
 NUM_PLAYERS = 2
 NO_WINNER = -1
 SYMBOLS = {1: "X", -1: "O", 0: "."}
+
 
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
@@ -81,6 +82,17 @@ def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended
     no_op_only = jnp.arange(legal_moves.shape[0] + 1) == legal_moves.shape[0]
     mover_row = jnp.concatenate([legal_moves, jnp.zeros((1,), jnp.bool_)])
     return jnp.where((players == to_move) & ~ended, mover_row, no_op_only)
+
+
+def placement_outcome(
+    legal: Bool[Array, ""], won: Bool[Array, ""], full: Bool[Array, ""], mover: Int[Array, ""]
+) -> tuple[Int[Array, ""], Bool[Array, ""]]:
+    """The winner (or `NO_WINNER`) and whether the game ended, after `mover`'s move in a line-making game.
+
+    A line wins, an illegal move loses, a full board without a line draws.
+    """
+    winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover)).astype(jnp.int32)
+    return winner, won | ~legal | full
 
 
 def outcome_rewards(winner: Int[Array, ""], ended: Bool[Array, ""]) -> Float[Array, " 2"]:

@@ -28,7 +28,7 @@ from parallax_zoo.envs.rendering import BLUE, RED, WHITE, YELLOW, Image
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class ConnectFourState(BoardState):
-    """A board position plus each column's number of pieces, so a drop is one lookup."""
+    """A board position plus each column's number of pieces, so a drop needs no search down the column."""
 
     heights: Int8[Array, " 7"]
 
@@ -70,9 +70,8 @@ class ConnectFour:
         placed = jnp.where(legal & (jnp.arange(self.height * self.width) == cell), mark, game.board)
         heights = game.heights + dropped.astype(jnp.int8)
         won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 4)
-        winner = jnp.where(won, game.to_move, jnp.where(legal, board.NO_WINNER, 1 - game.to_move))
-        ended = won | ~legal | jnp.all(heights == self.height)
-        next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner.astype(jnp.int32), heights=heights)
+        winner, ended = board.placement_outcome(legal, won, jnp.all(heights == self.height), game.to_move)
+        next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights)
         return self._state(next_game, heights < self.height, ended, state.step_count + 1, state.key)
 
     def _state(self, game: ConnectFourState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:

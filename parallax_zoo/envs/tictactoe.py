@@ -50,9 +50,8 @@ class TicTacToe:
         mark = board.mark_of(game.to_move)
         placed = jnp.where(legal & (jnp.arange(self.height * self.width) == move), mark, game.board)
         won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 3)
-        winner = jnp.where(won, game.to_move, jnp.where(legal, board.NO_WINNER, 1 - game.to_move))
-        ended = won | ~legal | jnp.all(placed != 0)
-        next_game = BoardState(board=placed, to_move=1 - game.to_move, winner=winner.astype(jnp.int32))
+        winner, ended = board.placement_outcome(legal, won, jnp.all(placed != 0), game.to_move)
+        next_game = BoardState(board=placed, to_move=1 - game.to_move, winner=winner)
         return self._state(next_game, placed == 0, ended, state.step_count + 1, state.key)
 
     def _state(self, game: BoardState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
