@@ -2,7 +2,10 @@
 
 Each run plays random legal moves in `num_envs` games under `jax.vmap` inside
 one jitted `lax.scan`, resetting finished games the same way for both
-libraries (a fresh batch of initial states selected where a game is done).
+libraries (a fresh batch of initial states selected where a game is done:
+`VmapWrapper`'s selective reset for ours). Both sample the move from one
+legal-action row per game with the same sampler (ours: the row of the player
+to move; the waiting player plays the no-op).
 Candidates are timed interleaved in one process; the table shows the median
 env steps per second, compile time separately, and the ratio ours / Pgx.
 
@@ -92,7 +95,7 @@ def pgx_rollout(env_id: str, num_envs: int, num_steps: int) -> Callable[[PRNGKey
             action = random_legal(action_key, state.legal_action_mask)
             state = step(state, action)
             fresh = init(jax.random.split(reset_key, num_envs))
-            done = state.terminated | state.truncated
+            done = jnp.asarray(state.terminated | state.truncated)
             state = jax.tree.map(
                 lambda new, old: jnp.where(jnp.reshape(done, done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
             )

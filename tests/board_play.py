@@ -51,7 +51,7 @@ def random_playout(env: Any, num_envs: int, num_steps: int, seed: int = 0) -> tu
 
         def body(state: MARLState, key: jax.Array) -> tuple[MARLState, tuple[MARLState, MARLState]]:
             move_key, noise_key, reset_key = jax.random.split(key, 3)
-            legal = state.agents.action_mask
+            legal = jnp.asarray(state.agents.action_mask)
             chosen = jax.random.categorical(move_key, jnp.where(legal, 0.0, -jnp.inf)).astype(jnp.int32)
             noise = jax.random.randint(noise_key, chosen.shape, -3, env.num_actions + 3)
             mover = jnp.arange(2)[None, :] == state.env_state.to_move[:, None]

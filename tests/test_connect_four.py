@@ -83,7 +83,7 @@ def test_a_full_column_is_masked_and_playing_it_loses() -> None:
     states = play(ENV, [0] * 6)
     full = states[-1]
     assert not bool(full.termination)
-    np.testing.assert_array_equal(full.agents.action_mask[0], [False] + [True] * 6 + [False])
+    np.testing.assert_array_equal(np.asarray(full.agents.action_mask)[0], [False] + [True] * 6 + [False])
     final = STEP(full, turn_action(ENV, full, 0))
     assert bool(final.termination)
     np.testing.assert_array_equal(final.agents.reward, [-1.0, 1.0])

@@ -165,7 +165,7 @@ def test_random_games_match_the_reference_and_ignore_the_waiting_slot(choices: l
         player = 0 if mark == 1 else 1
         legal = othello_legal(cells, mark)
         expected_row = legal + [not any(legal), False]
-        np.testing.assert_array_equal(state.agents.action_mask[player], expected_row)
+        np.testing.assert_array_equal(np.asarray(state.agents.action_mask)[player], expected_row)
         options = np.flatnonzero(expected_row)
         move = int(options[choice % len(options)])
         after = STEP(state, turn_action(ENV, state, move))

@@ -59,14 +59,19 @@ def has_line(pieces: Bool[Array, "height width"], length: int) -> Bool[Array, ""
     return jnp.any(across) | jnp.any(down) | jnp.any(diagonal) | jnp.any(anti_diagonal)
 
 
-def mover_move(
-    action: Int[Array, " 2"], to_move: Int[Array, ""], action_mask: Bool[Array, "2 num_actions"]
-) -> tuple[Int[Array, ""], Bool[Array, ""]]:
-    """The move of the player to move, and whether it is legal (in range and allowed by its mask).
+def mover_move(state: MARLState, action: Int[Array, " 2"]) -> tuple[Int[Array, ""], Bool[Array, ""]]:
+    """The move of the player to move, and whether it is legal (in range and allowed by its action mask).
 
     The waiting player's entry of `action` is never read (rule 1). A one-hot
     match instead of an index keeps out-of-range moves illegal and avoids a gather.
     """
+    action_mask = state.agents.action_mask
+    if action_mask is None:
+        raise ValueError(
+            "a board game's step needs state.agents.action_mask, which its reset and step always set; "
+            "got a state without one. Pass the state the env returned."
+        )
+    to_move = state.env_state.to_move
     move = jnp.where(to_move == 0, action[0], action[1]).astype(jnp.int32)
     mask_row = jnp.where(to_move == 0, action_mask[0], action_mask[1])
     return move, jnp.any(mask_row & (jnp.arange(action_mask.shape[-1]) == move))

@@ -62,7 +62,7 @@ class ConnectFour:
         """Drop the mover's piece; four in a row, a full board or an illegal move ends the game."""
         check_action(self.action_space, action, (), "ConnectFour.step")
         game: ConnectFourState = state.env_state
-        move, legal = board.mover_move(action, game.to_move, state.agents.action_mask)
+        move, legal = board.mover_move(state, action)
         mark = board.mark_of(game.to_move)
         dropped = legal & (jnp.arange(self.width) == move)
         row = self.height - 1 - jnp.sum(jnp.where(dropped, game.heights, 0))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
 
 from parallax.core import MARLState, require_key
@@ -107,7 +108,7 @@ class Othello:
         require_key(key, "Othello.reset")
         return self._settle(self._start, jnp.int32(0), jnp.bool_(True), jnp.int32(0), key)
 
-    def position(self, cells: Int[Array, " 64"], to_move: int | Int[Array, ""], *, key: PRNGKeyArray) -> MARLState:
+    def position(self, cells: ArrayLike, to_move: int | Int[Array, ""], *, key: PRNGKeyArray) -> MARLState:
         """The state of any position (+1 slot 0, -1 slot 1, 0 empty; row-major) with `to_move` to play.
 
         For puzzles, tests and evaluation from set openings. The masks follow
@@ -126,7 +127,7 @@ class Othello:
         """Place (flipping every flanked run) or pass; the game ends when neither player can place."""
         check_action(self.action_space, action, (), "Othello.step")
         game: BoardState = state.env_state
-        move, legal = board.mover_move(action, game.to_move, state.agents.action_mask)
+        move, legal = board.mover_move(state, action)
         mark = board.mark_of(game.to_move)
         placed = legal & (jnp.arange(CELLS) == move)
         flipped = _flips(placed, game.board == mark, game.board == -mark)

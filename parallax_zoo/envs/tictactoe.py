@@ -46,7 +46,7 @@ class TicTacToe:
         """Play the mover's cell; a win, a full board or an illegal move ends the game."""
         check_action(self.action_space, action, (), "TicTacToe.step")
         game: BoardState = state.env_state
-        move, legal = board.mover_move(action, game.to_move, state.agents.action_mask)
+        move, legal = board.mover_move(state, action)
         mark = board.mark_of(game.to_move)
         placed = jnp.where(legal & (jnp.arange(self.height * self.width) == move), mark, game.board)
         won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 3)
