@@ -1,0 +1,188 @@
+"""`GymnaxAdapter`: a gymnax 1.x environment as a parallax `Env`.
+
+gymnax's own `step` auto-resets and so overwrites the terminal observation.
+The adapter calls the environment's `step_env` instead, which never resets,
+so the state returned at an episode's end holds the true terminal
+observation (DESIGN.md section 4). Termination is `step_env`'s flag;
+truncation is gymnax's own time limit, `is_truncated` against
+`params.max_steps_in_episode`, reported separately.
+
+Because the adapter never calls gymnax's `step`, a few bsuite counters that
+gymnax's `DeepSea.step` carries across its own resets (`total_bad_episodes`,
+`denoised_return`) restart with every episode here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnax.environments.spaces as gymnax_spaces
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnax.environments.bsuite.memory_chain import MemoryChain
+from gymnax.environments.environment import Environment
+from gymnax.environments.misc.gaussian_bandit import GaussianBandit
+from jaxtyping import Array, PRNGKeyArray
+
+from parallax.core import State, require_key
+from parallax.spaces import Box, Discrete, PyTreeSpace, Space, check_action
+
+
+class GymnaxAdapter:
+    """Wraps a gymnax environment and its params; `params=None` means `env.default_params`.
+
+    The params are static configuration, closed over by `reset` and `step`.
+    `env_state` is gymnax's `EnvState`; `info` holds what `step_env` reports
+    (zeros of the same shapes after `reset`, so the pytree never changes).
+    """
+
+    def __init__(self, env: Environment, params: Any = None):
+        if not (hasattr(env, "step_env") and hasattr(env, "reset_env")):
+            raise TypeError(
+                f"GymnaxAdapter expects a gymnax Environment (with step_env and reset_env), got {type(env).__name__}. "
+                "Create one with `env, params = gymnax.make(name)`."
+            )
+        self.env = env
+        self.params = env.default_params if params is None else params
+        self._step_signature = self._abstract_step()
+        self._action_space = to_parallax_space(env.action_space(self.params))
+        observation, *_ = self._step_signature
+        declared = _corrected_observation_space(env, self.params)
+        self._observation_space = to_parallax_space(declared, emitted=observation)
+
+    @property
+    def action_space(self) -> Space:
+        return self._action_space
+
+    @property
+    def observation_space(self) -> Space:
+        return self._observation_space
+
+    @property
+    def episode_length(self) -> int:
+        """gymnax's time limit: the step on which `truncation` becomes true."""
+        return int(self.params.max_steps_in_episode)
+
+    def reset(self, *, key: PRNGKeyArray) -> State:
+        require_key(key, "GymnaxAdapter.reset")
+        state_key, reset_key = jax.random.split(key)
+        observation, env_state = self.env.reset_env(reset_key, self.params)
+        step_observation, step_env_state, _, _, step_info = self._step_signature
+        return State(
+            env_state=_cast_like(env_state, step_env_state),
+            observation=_cast_like(observation, step_observation),
+            reward=jnp.zeros((), jnp.float32),
+            termination=jnp.zeros((), jnp.bool_),
+            truncation=jnp.zeros((), jnp.bool_),
+            info=jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), step_info),
+            step_count=jnp.zeros((), jnp.int32),
+            key=state_key,
+        )
+
+    def step(self, state: State, action: Array) -> State:
+        check_action(self.action_space, action, where="GymnaxAdapter.step")
+        next_key, step_key = jax.random.split(state.key)
+        observation, env_state, reward, terminated, info = self.env.step_env(
+            step_key, state.env_state, action, self.params
+        )
+        step_observation, step_env_state, _, _, step_info = self._step_signature
+        return State(
+            env_state=_cast_like(env_state, step_env_state),
+            observation=_cast_like(observation, step_observation),
+            reward=jnp.asarray(reward, jnp.float32),
+            termination=jnp.asarray(terminated, jnp.bool_),
+            truncation=jnp.asarray(self.env.is_truncated(env_state, self.params), jnp.bool_),
+            info=_cast_like(dict(info), step_info),
+            step_count=state.step_count + 1,
+            key=next_key,
+        )
+
+    def _abstract_step(self) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Shapes and dtypes of what `step_env` returns: the reference every state is cast to."""
+        key = jax.random.key(0)
+        _, env_state = jax.eval_shape(lambda k: self.env.reset_env(k, self.params), key)
+        action_space = self.env.action_space(self.params)
+        action = jax.ShapeDtypeStruct(tuple(action_space.shape), jnp.dtype(action_space.dtype))
+        observation, next_state, reward, terminated, info = jax.eval_shape(
+            lambda k, s, a: self.env.step_env(k, s, a, self.params), key, env_state, action
+        )
+        return observation, next_state, reward, terminated, dict(info)
+
+    def __repr__(self) -> str:
+        return f"GymnaxAdapter({self.env.name})"
+
+
+def _cast_like(tree: Any, signature: Any) -> Any:
+    """`tree` with every leaf a strongly typed array of its signature's dtype, so reset and step agree."""
+    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)
+
+
+def to_parallax_space(space: Any, emitted: Any = None) -> Space:
+    """The parallax space for a gymnax space, keeping per-dimension bounds.
+
+    `emitted` is the shape and dtype the environment actually returns; where
+    given it sets the dtype (gymnax's Catch, for one, declares int32 and
+    emits float32), so the space always contains what the env emits.
+    """
+    if isinstance(space, gymnax_spaces.Dict):
+        return PyTreeSpace(
+            {name: to_parallax_space(sub, _child(emitted, name)) for name, sub in space.spaces.items()}
+        )
+    if isinstance(space, gymnax_spaces.Tuple):
+        return PyTreeSpace(tuple(to_parallax_space(sub, _child(emitted, i)) for i, sub in enumerate(space.spaces)))
+    shape = tuple(space.shape) if emitted is None else tuple(emitted.shape)
+    dtype = jnp.dtype(space.dtype if emitted is None else emitted.dtype)
+    if isinstance(space, gymnax_spaces.Discrete):
+        if jnp.issubdtype(dtype, jnp.integer):
+            return Discrete(space.n, shape=shape, dtype=dtype)
+        return Box(0, space.n - 1, shape, dtype)
+    if isinstance(space, gymnax_spaces.Box):
+        return Box(_bound(space.low, dtype), _bound(space.high, dtype), shape, dtype)
+    raise TypeError(
+        f"GymnaxAdapter cannot convert the gymnax space {space!r}: "
+        "it supports Discrete, Box, Dict and Tuple spaces."
+    )
+
+
+def _corrected_observation_space(env: Environment, params: Any) -> Any:
+    """gymnax's observation space, with the bounds that gymnax 1.0.1 gets wrong replaced.
+
+    The replacements are read off the environments' `get_obs`: MemoryChain's
+    time-remaining entry reaches -1/memory_length on the final step and its
+    context bits are -1 or +1; GaussianBandit's first entry is the last
+    (Gaussian, unbounded) reward and its last the possibly normalised time.
+    """
+    declared = env.observation_space(params)
+    if isinstance(env, MemoryChain):
+        bits = env.num_bits
+        low = np.array([-1.0, 0.0] + [-1.0] * bits)
+        high = np.array([1.0, bits - 1.0] + [1.0] * bits)
+        return gymnax_spaces.Box(low, high, declared.shape, declared.dtype)
+    if isinstance(env, GaussianBandit):
+        steps = float(params.max_steps_in_episode)
+        time_low, time_high = (-1.0, 2.0 * steps / 100.0 - 1.0) if params.normalize_time else (0.0, steps)
+        low = np.array([-np.inf, 0.0, 0.0, time_low])
+        high = np.array([np.inf, 1.0, 1.0, time_high])
+        return gymnax_spaces.Box(low, high, declared.shape, declared.dtype)
+    return declared
+
+
+def _child(emitted: Any, index: Any) -> Any:
+    if emitted is None:
+        return None
+    if isinstance(index, str) and not isinstance(emitted, dict):
+        return getattr(emitted, index)
+    return emitted[index]
+
+
+def _bound(value: Any, dtype: np.dtype) -> np.ndarray:
+    """A gymnax bound as a numpy array; clipped to the integer range where `dtype` is an integer."""
+    bound = np.asarray(value, dtype=np.float64)
+    if jnp.issubdtype(dtype, jnp.integer):
+        limits = jnp.iinfo(dtype)
+        return np.clip(bound, limits.min, limits.max)
+    return bound
+
+
+__all__ = ["GymnaxAdapter", "to_parallax_space"]
