@@ -35,6 +35,7 @@ class GymnaxAdapter:
     The params are static configuration, closed over by `reset` and `step`.
     `env_state` is gymnax's `EnvState`; `info` holds what `step_env` reports
     (zeros of the same shapes after `reset`, so the pytree never changes).
+    `reset` and `step` are jitted, as gymnax's own are.
     """
 
     def __init__(self, env: Environment, params: Any = None):
@@ -50,6 +51,8 @@ class GymnaxAdapter:
         observation, *_ = self._step_signature
         declared = _corrected_observation_space(env, self.params)
         self._observation_space = to_parallax_space(declared, emitted=observation)
+        self._reset = jax.jit(self._reset_unchecked)
+        self._step = jax.jit(self._step_unchecked)
 
     @property
     def action_space(self) -> Space:
@@ -66,6 +69,13 @@ class GymnaxAdapter:
 
     def reset(self, *, key: PRNGKeyArray) -> State:
         require_key(key, "GymnaxAdapter.reset")
+        return self._reset(key)
+
+    def step(self, state: State, action: Array) -> State:
+        check_action(self.action_space, action, where="GymnaxAdapter.step")
+        return self._step(state, action)
+
+    def _reset_unchecked(self, key: PRNGKeyArray) -> State:
         state_key, reset_key = jax.random.split(key)
         observation, env_state = self.env.reset_env(reset_key, self.params)
         step_observation, step_env_state, _, _, step_info = self._step_signature
@@ -80,8 +90,7 @@ class GymnaxAdapter:
             key=state_key,
         )
 
-    def step(self, state: State, action: Array) -> State:
-        check_action(self.action_space, action, where="GymnaxAdapter.step")
+    def _step_unchecked(self, state: State, action: Array) -> State:
         next_key, step_key = jax.random.split(state.key)
         observation, env_state, reward, terminated, info = self.env.step_env(
             step_key, state.env_state, action, self.params
