@@ -21,8 +21,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from gymnax.environments.bsuite.memory_chain import MemoryChain
+from gymnax.environments.bsuite.umbrella_chain import UmbrellaChain
 from gymnax.environments.environment import Environment
 from gymnax.environments.misc.gaussian_bandit import GaussianBandit
+from gymnax.environments.misc.meta_maze import MetaMaze
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import State, require_key
@@ -159,22 +161,42 @@ def _corrected_observation_space(env: Environment, params: Any) -> Any:
 
     The replacements are read off the environments' `get_obs`: MemoryChain's
     time-remaining entry reaches -1/memory_length on the final step and its
-    context bits are -1 or +1; GaussianBandit's first entry is the last
-    (Gaussian, unbounded) reward and its last the possibly normalised time.
+    context bits are -1 or +1; UmbrellaChain's time-remaining entry, 1 - t/L
+    in float32, rounds to just below 0 at t = L; GaussianBandit's first entry
+    is the last (Gaussian, unbounded) reward, MetaMaze's second-to-last the
+    last reward (up to `params.reward`), and both end with the time, which
+    `normalize_time` maps onto [-1, 2 t_max / 100 - 1].
     """
     declared = env.observation_space(params)
+    if isinstance(env, UmbrellaChain):
+        low = np.zeros(declared.shape)
+        low[2] = -np.finfo(np.float32).eps
+        return gymnax_spaces.Box(low, np.ones(declared.shape), declared.shape, declared.dtype)
+    if isinstance(env, MetaMaze):
+        rewards = (0.0, params.reward, params.punishment, params.reward + params.punishment)
+        time_low, time_high = _time_range(params)
+        low = np.concatenate([np.zeros(declared.shape[0] - 2), [min(rewards), time_low]])
+        high = np.concatenate([np.ones(declared.shape[0] - 2), [max(rewards), time_high]])
+        return gymnax_spaces.Box(low, high, declared.shape, declared.dtype)
     if isinstance(env, MemoryChain):
         bits = env.num_bits
         low = np.array([-1.0, 0.0] + [-1.0] * bits)
         high = np.array([1.0, bits - 1.0] + [1.0] * bits)
         return gymnax_spaces.Box(low, high, declared.shape, declared.dtype)
     if isinstance(env, GaussianBandit):
-        steps = float(params.max_steps_in_episode)
-        time_low, time_high = (-1.0, 2.0 * steps / 100.0 - 1.0) if params.normalize_time else (0.0, steps)
+        time_low, time_high = _time_range(params)
         low = np.array([-np.inf, 0.0, 0.0, time_low])
         high = np.array([np.inf, 1.0, 1.0, time_high])
         return gymnax_spaces.Box(low, high, declared.shape, declared.dtype)
     return declared
+
+
+def _time_range(params: Any) -> tuple[float, float]:
+    """The range of the time entry of GaussianBandit's and MetaMaze's observations."""
+    steps = float(params.max_steps_in_episode)
+    if params.normalize_time:
+        return -1.0, 2.0 * steps / 100.0 - 1.0
+    return 0.0, steps
 
 
 def _child(emitted: Any, index: Any) -> Any:
