@@ -37,7 +37,9 @@ class GymnaxAdapter:
     The params are static configuration, closed over by `reset` and `step`.
     `env_state` is gymnax's `EnvState`; `info` holds what `step_env` reports
     (zeros of the same shapes after `reset`, so the pytree never changes).
-    `reset` and `step` are jitted, as gymnax's own are.
+    `reset` and `step` are jitted, as gymnax's own are. The state's key is
+    split on every step where `step_env` draws random numbers and left as it
+    is where it does not (CartPole, say), which saves a split per env step.
     """
 
     def __init__(self, env: Environment, params: Any = None):
@@ -48,7 +50,7 @@ class GymnaxAdapter:
             )
         self.env = env
         self.params = env.default_params if params is None else params
-        self._step_signature = self._abstract_step()
+        self._step_signature, self._step_uses_key = self._abstract_step()
         self._action_space = to_parallax_space(env.action_space(self.params))
         observation, *_ = self._step_signature
         declared = _corrected_observation_space(env, self.params)
@@ -93,7 +95,10 @@ class GymnaxAdapter:
         )
 
     def _step_unchecked(self, state: State, action: Array) -> State:
-        next_key, step_key = jax.random.split(state.key)
+        if self._step_uses_key:
+            next_key, step_key = jax.random.split(state.key)
+        else:
+            next_key = step_key = state.key
         observation, env_state, reward, terminated, info = self.env.step_env(
             step_key, state.env_state, action, self.params
         )
@@ -109,16 +114,20 @@ class GymnaxAdapter:
             key=next_key,
         )
 
-    def _abstract_step(self) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """Shapes and dtypes of what `step_env` returns: the reference every state is cast to."""
+    def _abstract_step(self) -> tuple[tuple[Any, Any, Any, Any, dict[str, Any]], bool]:
+        """Shapes and dtypes of what `step_env` returns (the reference every state is cast to), and whether it uses its key."""
         key = jax.random.key(0)
         _, env_state = jax.eval_shape(lambda k: self.env.reset_env(k, self.params), key)
         action_space = self.env.action_space(self.params)
         action = jax.ShapeDtypeStruct(tuple(action_space.shape), jnp.dtype(action_space.dtype))
-        observation, next_state, reward, terminated, info = jax.eval_shape(
-            lambda k, s, a: self.env.step_env(k, s, a, self.params), key, env_state, action
+        jaxpr, (observation, next_state, reward, terminated, info) = jax.make_jaxpr(
+            lambda k, s, a: self.env.step_env(k, s, a, self.params), return_shape=True
+        )(key, env_state, action)
+        key_var = jaxpr.jaxpr.invars[0]
+        uses_key = any(var is key_var for eqn in jaxpr.jaxpr.eqns for var in eqn.invars) or any(
+            var is key_var for var in jaxpr.jaxpr.outvars
         )
-        return observation, next_state, reward, terminated, dict(info)
+        return (observation, next_state, reward, terminated, dict(info)), uses_key
 
     def __repr__(self) -> str:
         return f"GymnaxAdapter({self.env.name})"
