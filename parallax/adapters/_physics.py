@@ -172,7 +172,7 @@ class PhysicsAdapter:
 
 def _raw_key(key: PRNGKeyArray) -> Array:
     """A `uint32[2]` key: Brax and Playground environments are written for `jax.random.PRNGKey`."""
-    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         return jax.random.key_data(key)
     return key
 

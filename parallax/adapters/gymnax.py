@@ -180,23 +180,23 @@ def _corrected_observation_space(env: Environment, params: Any) -> Any:
     if isinstance(env, UmbrellaChain):
         low = np.zeros(declared.shape)
         low[2] = -np.finfo(np.float32).eps
-        return gymnax_spaces.Box(low, np.ones(declared.shape), declared.shape, declared.dtype)
+        return gymnax_spaces.Box(jnp.asarray(low), jnp.ones(declared.shape), declared.shape, declared.dtype)
     if isinstance(env, MetaMaze):
         rewards = (0.0, params.reward, params.punishment, params.reward + params.punishment)
         time_low, time_high = _time_range(params)
         low = np.concatenate([np.zeros(declared.shape[0] - 2), [min(rewards), time_low]])
         high = np.concatenate([np.ones(declared.shape[0] - 2), [max(rewards), time_high]])
-        return gymnax_spaces.Box(low, high, declared.shape, declared.dtype)
+        return gymnax_spaces.Box(jnp.asarray(low), jnp.asarray(high), declared.shape, declared.dtype)
     if isinstance(env, MemoryChain):
         bits = env.num_bits
         low = np.array([-1.0, 0.0] + [-1.0] * bits)
         high = np.array([1.0, bits - 1.0] + [1.0] * bits)
-        return gymnax_spaces.Box(low, high, declared.shape, declared.dtype)
+        return gymnax_spaces.Box(jnp.asarray(low), jnp.asarray(high), declared.shape, declared.dtype)
     if isinstance(env, GaussianBandit):
         time_low, time_high = _time_range(params)
         low = np.array([-np.inf, 0.0, 0.0, time_low])
         high = np.array([np.inf, 1.0, 1.0, time_high])
-        return gymnax_spaces.Box(low, high, declared.shape, declared.dtype)
+        return gymnax_spaces.Box(jnp.asarray(low), jnp.asarray(high), declared.shape, declared.dtype)
     return declared
 
 
