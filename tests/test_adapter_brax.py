@@ -16,6 +16,10 @@ from brax.envs.wrappers import training  # noqa: E402
 from parallax import AutoResetWrapper, Box, Env, PyTreeSpace, TimeLimit, VmapWrapper, check_env  # noqa: E402
 from parallax.adapters.brax import BraxAdapter  # noqa: E402
 
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Brax System:UserWarning", "ignore:Accessing `ncon`:DeprecationWarning"
+)
+
 EPISODE_LENGTH, ACTION_REPEAT = 20, 2
 PUSH = jnp.ones((1,), jnp.float32)
 HOLD = jnp.zeros((1,), jnp.float32)

@@ -2,6 +2,11 @@
 
 Playground compiles slowly on CPU, so the tests share one PointMass (impl
 "jax"), loaded with a short episode length, and keep its shapes fixed.
+PointMass rather than CartpoleBalance: in a program shaped like
+`check_env`'s (two identical steps and a reset in one scan), XLA on CPU
+computes CartpoleBalance's `geom_xmat` differently for the two identical
+steps (about 1e-8 apart) even without the adapter, which fails the
+bitwise determinism rule for reasons outside the adapter.
 """
 
 import jax
