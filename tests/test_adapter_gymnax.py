@@ -4,11 +4,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 gymnax = pytest.importorskip("gymnax")
 
-from parallax import AutoResetWrapper, Box, Discrete, Env, TimeLimit, VmapWrapper, check_env  # noqa: E402
-from parallax.adapters.gymnax import GymnaxAdapter  # noqa: E402
+import gymnax.environments.spaces as gymnax_spaces  # noqa: E402
+
+from parallax import AutoResetWrapper, Box, Discrete, Env, PyTreeSpace, TimeLimit, VmapWrapper, check_env  # noqa: E402
+from parallax.adapters.gymnax import GymnaxAdapter, to_parallax_space  # noqa: E402
 
 PUSH_RIGHT = jnp.int32(1)
 
@@ -177,3 +181,20 @@ def test_selective_reset_keeps_terminal_observations(cartpole):
             assert int(reset.step_count[i]) == 0
         else:
             np.testing.assert_array_equal(reset.observation[i], terminal[i])
+
+
+bounds = st.lists(st.tuples(st.floats(-1e6, 1e6, width=32), st.floats(0, 1e6, width=32)), min_size=1, max_size=5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(per_dimension=bounds, n=st.integers(1, 50))
+def test_conversion_keeps_every_bound_and_nests(per_dimension, n):
+    low = np.array([lo for lo, _ in per_dimension], np.float32)
+    high = np.array([lo + width for lo, width in per_dimension], np.float32)
+    box = gymnax_spaces.Box(jnp.asarray(low), jnp.asarray(high), low.shape, jnp.float32)
+    converted = to_parallax_space(box)
+    np.testing.assert_array_equal(converted.low, low)
+    np.testing.assert_array_equal(converted.high, high)
+    assert converted.dtype == jnp.float32 and converted.shape == low.shape
+    nested = to_parallax_space(gymnax_spaces.Dict({"box": box, "pair": gymnax_spaces.Tuple([gymnax_spaces.Discrete(n), box])}))
+    assert nested == PyTreeSpace({"box": converted, "pair": (Discrete(n), converted)})

@@ -144,13 +144,18 @@ def to_parallax_space(space: Any, emitted: Any = None) -> Space:
     `emitted` is the shape and dtype the environment actually returns; where
     given it sets the dtype (gymnax's Catch, for one, declares int32 and
     emits float32), so the space always contains what the env emits.
+    Dict and Tuple spaces become one `PyTreeSpace` over the nested structure.
     """
+    tree = _space_tree(space, emitted)
+    return PyTreeSpace(tree) if isinstance(tree, (dict, tuple)) else tree
+
+
+def _space_tree(space: Any, emitted: Any) -> Any:
+    """A leaf parallax space, or a dict or tuple of them mirroring gymnax's Dict and Tuple spaces."""
     if isinstance(space, gymnax_spaces.Dict):
-        return PyTreeSpace(
-            {name: to_parallax_space(sub, _child(emitted, name)) for name, sub in space.spaces.items()}
-        )
+        return {name: _space_tree(sub, _child(emitted, name)) for name, sub in space.spaces.items()}
     if isinstance(space, gymnax_spaces.Tuple):
-        return PyTreeSpace(tuple(to_parallax_space(sub, _child(emitted, i)) for i, sub in enumerate(space.spaces)))
+        return tuple(_space_tree(sub, _child(emitted, i)) for i, sub in enumerate(space.spaces))
     shape = tuple(space.shape) if emitted is None else tuple(emitted.shape)
     dtype = jnp.dtype(space.dtype if emitted is None else emitted.dtype)
     if isinstance(space, gymnax_spaces.Discrete):
