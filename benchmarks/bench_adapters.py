@@ -22,8 +22,11 @@ the repetitions is reported; compile time is measured separately. The pairs:
   neither side resets, since brax and Playground envs do not reset
   themselves.
 
-Ratio = ours / raw throughput; at least 0.95 is the target. A compile time
-of 0.0 means that rollout was already compiled for an earlier row.
+Ratio = ours / raw throughput; at least 0.95 is the target. On a shared,
+loaded machine the timings swing by 10-20 %, so the table also gives XLA's
+flop count of each compiled rollout (ours / raw), which load cannot move.
+A compile time of 0.0 means that rollout was already compiled for an
+earlier row.
 """
 
 from __future__ import annotations
@@ -182,10 +185,17 @@ def playground_case(num_envs: int, num_steps: int) -> Case:
     return physics_case("playground PointMass (impl jax)", raw_env, adapter, num_envs, num_steps)
 
 
-def compile_seconds(rollout: Rollout, carry: Any) -> tuple[Callable[[Any], Any], float]:
+def compile_seconds(rollout: Rollout, carry: Any) -> tuple[Any, float]:
     start = time.perf_counter()
     compiled = rollout.lower(carry).compile()  # type: ignore[attr-defined]
     return compiled, time.perf_counter() - start
+
+
+def flops(compiled: Any) -> float:
+    """XLA's own count of the floating-point work in a compiled rollout: a measure the machine's load cannot skew."""
+    analysis = compiled.cost_analysis()
+    analysis = analysis[0] if isinstance(analysis, list) else analysis
+    return float(analysis.get("flops", float("nan")))
 
 
 def measure(case: Case, repetitions: int) -> dict[str, float]:
@@ -208,6 +218,7 @@ def measure(case: Case, repetitions: int) -> dict[str, float]:
         "ours_s": statistics.median(times["ours"]),
         "raw_compile_s": raw_compile,
         "ours_compile_s": ours_compile,
+        "flops_ratio": flops(ours_run) / flops(raw_run),
     }
 
 
@@ -229,7 +240,7 @@ def main() -> None:
         builders.append(lambda: [playground_case(16, max(1, int(100 * scale)))])
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; {repetitions} interleaved repetitions, medians")
-    header = f"{'case':40} {'envs':>5} {'steps':>6} {'raw steps/s':>13} {'ours steps/s':>13} {'ratio':>6} {'compile raw/ours s':>19}"
+    header = f"{'case':40} {'envs':>5} {'steps':>6} {'raw steps/s':>13} {'ours steps/s':>13} {'ratio':>6} {'flops ours/raw':>14} {'compile raw/ours s':>19}"
     print(header)
     print("-" * len(header))
     for build in builders:
@@ -239,7 +250,8 @@ def main() -> None:
             raw_rate, ours_rate = env_steps / result["raw_s"], env_steps / result["ours_s"]
             print(
                 f"{case.name:40} {case.num_envs:>5} {case.num_steps:>6} {raw_rate:>13,.0f} {ours_rate:>13,.0f} "
-                f"{ours_rate / raw_rate:>6.3f} {result['raw_compile_s']:>9.1f}/{result['ours_compile_s']:<9.1f}",
+                f"{ours_rate / raw_rate:>6.3f} {result['flops_ratio']:>14.3f} "
+                f"{result['raw_compile_s']:>9.1f}/{result['ours_compile_s']:<9.1f}",
                 flush=True,
             )
 
