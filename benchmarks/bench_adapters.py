@@ -223,7 +223,7 @@ def measure(case: Case, repetitions: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and steps")
     parser.add_argument("--skip", nargs="*", default=[], choices=["gymnax", "brax", "mjx"], help="families to leave out")
     args = parser.parse_args()

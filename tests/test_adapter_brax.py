@@ -63,7 +63,7 @@ def test_episode_length_comes_from_the_argument_the_wrapper_or_brax_default(raw_
 
 
 def test_domain_randomisation_is_refused_not_dropped(raw_pendulum):
-    randomised = training.wrap(raw_pendulum, randomization_fn=lambda sys: (sys, None))
+    randomised = training.wrap(raw_pendulum, randomization_fn=lambda sys: (sys, sys))
     with pytest.raises(ValueError, match="randomised system"):
         BraxAdapter(randomised)
 
