@@ -218,13 +218,9 @@ def require_key(key: Any, where: str) -> None:
         )
 
 
-def split_key(key: PRNGKeyArray, num: int = 2) -> PRNGKeyArray:
-    """`jax.random.split` for a key or a batch of keys.
-
-    Returns `num` keys stacked on a new leading axis, each with the batch shape of `key`.
-    """
-    batch_ndim = key.ndim if is_key_dtype(key.dtype) else key.ndim - 1
-    split = lambda k: jax.random.split(k, num)  # noqa: E731
-    for _ in range(batch_ndim):
-        split = jax.vmap(split, out_axes=1)
-    return split(key)
+def fold_in_key(key: PRNGKeyArray, data: int) -> PRNGKeyArray:
+    """`jax.random.fold_in` for a key or a batch of keys: one new key each, at half the cost of a split."""
+    fold = lambda k: jax.random.fold_in(k, data)  # noqa: E731
+    for _ in range(key.ndim if is_key_dtype(key.dtype) else key.ndim - 1):
+        fold = jax.vmap(fold)
+    return fold(key)

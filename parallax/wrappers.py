@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
-from parallax.core import BaseEnv, EitherStateT, MARLState, State, is_key_dtype, require_key, split_key
+from parallax.core import BaseEnv, EitherStateT, MARLState, State, fold_in_key, is_key_dtype, require_key
 from parallax.spaces import Space, check_action
 
 
@@ -172,12 +172,19 @@ class AutoResetWrapper(Wrapper[EitherStateT]):
     (observation, env_state, step_count, the agents' observations and masks)
     from a fresh reset: the terminal observation is replaced. Use
     `VmapWrapper`'s selective reset instead where the terminal observation is
-    needed. The key advances on every step and through every reset.
+    needed.
+
+    The key advances on every step and through every reset: the reset key is
+    folded from the key the step used (seed 003, rule 3: never reuse the
+    step's key for the next episode), and an episode that goes on carries
+    that key, whose reset was discarded, into its next step.
     """
 
+    RESET_STREAM = 0x5E5E7
+
     def step(self, state: EitherStateT, action: Array) -> EitherStateT:
-        step_key, reset_key = split_key(state.key)
-        next_state = self.env.step(dataclasses.replace(state, key=step_key), action)
+        next_state = self.env.step(state, action)
+        reset_key = fold_in_key(state.key, self.RESET_STREAM)
         fresh = cast(Any, self.env).reset(key=reset_key)
         if isinstance(next_state, MARLState):
             agents = dataclasses.replace(fresh.agents, reward=next_state.agents.reward)
@@ -190,7 +197,8 @@ class AutoResetWrapper(Wrapper[EitherStateT]):
             truncation=next_state.truncation,
             info=next_state.info,
         )
-        return _where_done(next_state.done, restarted, next_state)
+        continued = dataclasses.replace(next_state, key=reset_key)
+        return _where_done(next_state.done, restarted, continued)
 
 
 @jax.tree_util.register_dataclass

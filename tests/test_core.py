@@ -12,7 +12,7 @@ import pytest
 from example_envs import GridWorld, MaskedGridWorld, MaskedState, Race
 
 from parallax import Agents, Env, MARLEnv, MARLState, State, TimeLimit, VmapWrapper
-from parallax.core import is_key, require_key, split_key
+from parallax.core import fold_in_key, is_key, require_key
 
 
 def _state(**overrides):
@@ -116,14 +116,15 @@ def test_require_key_accepts_typed_and_raw_keys():
     require_key(jax.random.split(jax.random.key(0), 3), "reset")
 
 
-def test_split_key_handles_batches_like_per_key_splits():
+def test_fold_in_key_handles_batches_like_per_key_folds():
     keys = jax.random.split(jax.random.key(1), 3)
-    first, second = split_key(keys)
-    assert first.shape == second.shape == (3,)
+    folded = fold_in_key(keys, 7)
+    assert folded.shape == (3,)
     for i in range(3):
-        expected = jax.random.split(keys[i])
-        assert jnp.array_equal(jax.random.key_data(first[i]), jax.random.key_data(expected[0]))
-        assert jnp.array_equal(jax.random.key_data(second[i]), jax.random.key_data(expected[1]))
+        expected = jax.random.fold_in(keys[i], 7)
+        assert jnp.array_equal(jax.random.key_data(folded[i]), jax.random.key_data(expected))
+    raw = fold_in_key(jax.random.PRNGKey(2), 7)
+    assert jnp.array_equal(raw, jax.random.fold_in(jax.random.PRNGKey(2), 7))
 
 
 def test_import_parallax_stays_light():

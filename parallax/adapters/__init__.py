@@ -20,10 +20,20 @@ _ADAPTERS = {
     "MJXAdapter": "parallax.adapters.mjx",
 }
 
+_EXTRAS = {"GymnaxAdapter": "gymnax", "BraxAdapter": "brax", "MJXAdapter": "mjx"}
+
 
 def __getattr__(name: str) -> Any:
     if name in _ADAPTERS:
-        return getattr(importlib.import_module(_ADAPTERS[name]), name)
+        try:
+            module = importlib.import_module(_ADAPTERS[name])
+        except ModuleNotFoundError as error:
+            raise ModuleNotFoundError(
+                f"{name} needs the package {error.name!r}, which is not installed. "
+                f"Install it with: pip install 'parallax-zoo[{_EXTRAS[name]}]'",
+                name=error.name,
+            ) from error
+        return getattr(module, name)
     raise AttributeError(f"module 'parallax.adapters' has no attribute {name!r}")
 
 

@@ -104,6 +104,19 @@ def race_track(positions: Array, visible: Array, track_length: int, cell: int,
     return fill_circles(image, (lanes + 0.5) * cell, (positions + 0.5) * cell, 0.35 * cell, colors, visible)
 
 
+def cell_coordinates(height: int, width: int, cell: int) -> tuple[Array, Array, Array, Array]:
+    """Per pixel of a `height x width` image tiled by `cell`-pixel squares: its square's row and column,
+    and its offset from the square's centre in square units (-0.5 .. 0.5), down then across.
+
+    Shapes broadcast to `[height, width]`; use them to draw pieces on a board without a loop over cells.
+    """
+    rows = jnp.arange(height)[:, None]
+    cols = jnp.arange(width)[None, :]
+    down = ((rows % cell) + 0.5) / cell - 0.5
+    across = ((cols % cell) + 0.5) / cell - 0.5
+    return rows // cell, cols // cell, down, across
+
+
 def save_gif(frames: Sequence[np.ndarray] | np.ndarray, path: str | os.PathLike, fps: int = 8) -> Path:
     """Write `frames` (`uint8[T, H, W, 3]`) as a looping GIF; written to a temporary file, then renamed."""
     from PIL import Image as PILImage

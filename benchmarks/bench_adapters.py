@@ -1,0 +1,260 @@
+"""Adapter overhead: each adapter against its raw foreign env, stepped with `jax.vmap` in one process.
+
+Run: `python benchmarks/bench_adapters.py [--quick]`.
+
+Both sides of a pair run the same number of steps of the same env with the
+same actions inside one jitted `lax.scan`, summing rewards and observations
+so that nothing is optimised away. They are timed alternately (interleaved), and the median of
+the repetitions is reported; compile time is measured separately. The pairs:
+
+- gymnax CartPole-v1 (1, 128, 1024 envs): raw `env.step`, which auto-resets
+  and needs a key per env per step, against
+  `VmapWrapper(AutoResetWrapper(GymnaxAdapter(env)))`, which auto-resets too
+  and keeps its keys in the state. A second row pairs the same raw loop with
+  `VmapWrapper(GymnaxAdapter(env))` and a selective reset every step, the
+  loop that keeps terminal observations: the same work as gymnax's
+  auto-reset (one key per env per step, a step, a reset and a select), so
+  this is the pair that measures the adapter. A third row pairs the
+  auto-reset stack with a raw loop that, like the protocol, carries a key
+  per env and splits it every step.
+- Brax inverted_pendulum (spring backend, 16 envs) and Playground PointMass
+  (impl "jax", 16 envs): raw `env.step` against `VmapWrapper(adapter)`;
+  neither side resets, since brax and Playground envs do not reset
+  themselves.
+
+Ratio = ours / raw throughput; at least 0.95 is the target. On a shared,
+loaded machine the timings swing by 10-20 %, so the table also gives XLA's
+flop count of each compiled rollout (ours / raw), which load cannot move.
+A compile time of 0.0 means that rollout was already compiled for an
+earlier row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from parallax import AutoResetWrapper, VmapWrapper
+
+Rollout = Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the table: a raw rollout and ours over the same env, envs and steps."""
+
+    name: str
+    num_envs: int
+    num_steps: int
+    raw: tuple[Rollout, Any]
+    ours: tuple[Rollout, Any]
+
+
+def scan_rollout(step: Callable[[Any, Any], Any], num_steps: int) -> Rollout:
+    """A jitted `lax.scan` of `step(carry, t) -> (carry, outputs)` returning the sum of all outputs."""
+
+    def rollout(carry: Any) -> Any:
+        def body(inner: tuple[Any, Any], t: Any) -> tuple[tuple[Any, Any], None]:
+            state, total = inner
+            state, outputs = step(state, t)
+            return (state, total + sum(jnp.sum(x) for x in jax.tree_util.tree_leaves(outputs))), None
+
+        (_, total), _ = jax.lax.scan(body, (carry, jnp.float32(0)), jnp.arange(num_steps))
+        return total
+
+    return jax.jit(rollout)
+
+
+def alternating_actions(t: Any, num_envs: int) -> Any:
+    """CartPole actions that differ across envs and steps, identical for both sides."""
+    return ((t + jnp.arange(num_envs)) % 2).astype(jnp.int32)
+
+
+def smooth_actions(t: Any, num_envs: int, size: int) -> Any:
+    """Continuous actions in [-1, 1] that differ across envs and steps, identical for both sides."""
+    phase = t.astype(jnp.float32) * 0.1 + jnp.arange(num_envs, dtype=jnp.float32)[:, None]
+    return jnp.sin(phase + jnp.arange(size, dtype=jnp.float32))
+
+
+def gymnax_cases(num_envs: int, num_steps: int) -> list[Case]:
+    import gymnax
+
+    from parallax.adapters.gymnax import GymnaxAdapter
+
+    env, params = gymnax.make("CartPole-v1")
+    adapter = GymnaxAdapter(env, params)
+
+    def raw_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        key, state = carry
+        key, step_key = jax.random.split(key)
+        keys = jax.random.split(step_key, num_envs)
+        observation, state, reward, _, _, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            keys, state, alternating_actions(t, num_envs), params
+        )
+        return (key, state), (reward, observation)
+
+    reset_keys = jax.random.split(jax.random.key(0), num_envs)
+    _, raw_state = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
+    raw = (scan_rollout(raw_step, num_steps), (jax.random.key(1), raw_state))
+
+    auto = VmapWrapper(AutoResetWrapper(adapter), num_envs=num_envs)
+
+    def auto_step(state: Any, t: Any) -> tuple[Any, Any]:
+        state = auto.step(state, alternating_actions(t, num_envs))
+        return state, (state.reward, state.observation)
+
+    selective = VmapWrapper(adapter, num_envs=num_envs)
+
+    def selective_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        key, state = carry
+        key, reset_key = jax.random.split(key)
+        state = selective.step(state, alternating_actions(t, num_envs))
+        outputs = (state.reward, state.observation)
+        return (key, selective.reset(key=reset_key, state=state, done=state.done)), outputs
+
+    def raw_carried_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        keys, state = carry
+        next_keys, step_keys = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+        observation, state, reward, _, _, _ = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            step_keys, state, alternating_actions(t, num_envs), params
+        )
+        return (next_keys, state), (reward, observation)
+
+    raw_carried = (scan_rollout(raw_carried_step, num_steps), (jax.random.split(jax.random.key(1), num_envs), raw_state))
+    ours_auto = (scan_rollout(auto_step, num_steps), auto.reset(key=jax.random.key(0)))
+    ours_selective = (
+        scan_rollout(selective_step, num_steps),
+        (jax.random.key(1), selective.reset(key=jax.random.key(0))),
+    )
+    return [
+        Case("gymnax CartPole-v1 selective reset", num_envs, num_steps, raw, ours_selective),
+        Case("gymnax CartPole-v1 AutoResetWrapper", num_envs, num_steps, raw, ours_auto),
+        Case("  same, raw carrying a key per env", num_envs, num_steps, raw_carried, ours_auto),
+    ]
+
+
+def physics_case(name: str, raw_env: Any, adapter: Any, num_envs: int, num_steps: int) -> Case:
+    """Raw `jax.vmap(env.step)` against `VmapWrapper(adapter)` for a Brax-style env, no resets on either side."""
+    size = adapter.action_space.shape[0]
+
+    def raw_step(state: Any, t: Any) -> tuple[Any, Any]:
+        state = jax.vmap(raw_env.step)(state, smooth_actions(t, num_envs, size))
+        return state, (state.reward, state.obs)
+
+    raw_state = jax.vmap(raw_env.reset)(jax.random.split(jax.random.PRNGKey(0), num_envs))
+    env = VmapWrapper(adapter, num_envs=num_envs)
+
+    def ours_step(state: Any, t: Any) -> tuple[Any, Any]:
+        state = env.step(state, smooth_actions(t, num_envs, size))
+        return state, (state.reward, state.observation)
+
+    return Case(
+        name,
+        num_envs,
+        num_steps,
+        (scan_rollout(raw_step, num_steps), raw_state),
+        (scan_rollout(ours_step, num_steps), env.reset(key=jax.random.key(0))),
+    )
+
+
+def brax_case(num_envs: int, num_steps: int) -> Case:
+    import brax.envs
+
+    from parallax.adapters.brax import BraxAdapter
+
+    raw_env = brax.envs.get_environment("inverted_pendulum", backend="spring")
+    adapter = BraxAdapter(raw_env, episode_length=10 * num_steps)
+    return physics_case("brax inverted_pendulum (spring)", raw_env, adapter, num_envs, num_steps)
+
+
+def playground_case(num_envs: int, num_steps: int) -> Case:
+    from mujoco_playground import registry
+
+    from parallax.adapters.mjx import MJXAdapter
+
+    raw_env = registry.load("PointMass", config_overrides={"impl": "jax"})
+    adapter = MJXAdapter(raw_env, episode_length=10 * num_steps)
+    return physics_case("playground PointMass (impl jax)", raw_env, adapter, num_envs, num_steps)
+
+
+def compile_seconds(rollout: Rollout, carry: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    compiled = rollout.lower(carry).compile()  # type: ignore[attr-defined]
+    return compiled, time.perf_counter() - start
+
+
+def flops(compiled: Any) -> float:
+    """XLA's own count of the floating-point work in a compiled rollout: a measure the machine's load cannot skew."""
+    analysis = compiled.cost_analysis()
+    analysis = analysis[0] if isinstance(analysis, list) else analysis
+    return float(analysis.get("flops", float("nan")))
+
+
+def measure(case: Case, repetitions: int) -> dict[str, float]:
+    """Compile both sides, warm them up, then time them alternately; medians in seconds."""
+    raw_run, raw_compile = compile_seconds(*case.raw)
+    ours_run, ours_compile = compile_seconds(*case.ours)
+    runs = {"raw": (raw_run, case.raw[1]), "ours": (ours_run, case.ours[1])}
+    for run, carry in runs.values():
+        jax.block_until_ready(run(carry))
+    times: dict[str, list[float]] = {"raw": [], "ours": []}
+    for repetition in range(repetitions):
+        order = ("raw", "ours") if repetition % 2 == 0 else ("ours", "raw")
+        for side in order:
+            run, carry = runs[side]
+            start = time.perf_counter()
+            jax.block_until_ready(run(carry))
+            times[side].append(time.perf_counter() - start)
+    return {
+        "raw_s": statistics.median(times["raw"]),
+        "ours_s": statistics.median(times["ours"]),
+        "raw_compile_s": raw_compile,
+        "ours_compile_s": ours_compile,
+        "flops_ratio": flops(ours_run) / flops(raw_run),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions and steps")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["gymnax", "brax", "mjx"], help="families to leave out")
+    args = parser.parse_args()
+    repetitions, scale = (5, 0.25) if args.quick else (15, 1.0)
+    warnings.filterwarnings("ignore")
+
+    builders: list[Callable[[], list[Case]]] = []
+    if "gymnax" not in args.skip:
+        for num_envs, num_steps in ((1, 20000), (128, 4000), (1024, 1000)):
+            builders.append(lambda n=num_envs, s=num_steps: gymnax_cases(n, max(1, int(s * scale))))
+    if "brax" not in args.skip:
+        builders.append(lambda: [brax_case(16, max(1, int(200 * scale)))])
+    if "mjx" not in args.skip:
+        builders.append(lambda: [playground_case(16, max(1, int(100 * scale)))])
+
+    print(f"jax {jax.__version__} on {jax.devices()[0].platform}; {repetitions} interleaved repetitions, medians")
+    header = f"{'case':40} {'envs':>5} {'steps':>6} {'raw steps/s':>13} {'ours steps/s':>13} {'ratio':>6} {'flops ours/raw':>14} {'compile raw/ours s':>19}"
+    print(header)
+    print("-" * len(header))
+    for build in builders:
+        for case in build():
+            result = measure(case, repetitions)
+            env_steps = case.num_envs * case.num_steps
+            raw_rate, ours_rate = env_steps / result["raw_s"], env_steps / result["ours_s"]
+            print(
+                f"{case.name:40} {case.num_envs:>5} {case.num_steps:>6} {raw_rate:>13,.0f} {ours_rate:>13,.0f} "
+                f"{ours_rate / raw_rate:>6.3f} {result['flops_ratio']:>14.3f} "
+                f"{result['raw_compile_s']:>9.1f}/{result['ours_compile_s']:<9.1f}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""Board-game throughput: Parallax Zoo's TicTacToe, ConnectFour, Othello against Pgx, side by side.
+
+Each run plays random legal moves in `num_envs` games under `jax.vmap` inside
+one jitted `lax.scan`, resetting finished games the same way for both
+libraries (a fresh batch of initial states selected where a game is done:
+`VmapWrapper`'s selective reset for ours). Both sample the move from one
+legal-action row per game with the same sampler (ours: the row of the player
+to move; the waiting player plays the no-op).
+Candidates are timed interleaved in one process; the table shows the median
+env steps per second, compile time separately, and the ratio ours / Pgx.
+
+    python benchmarks/bench_boards.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a checkout without installing
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Int, PRNGKeyArray
+
+from parallax import VmapWrapper  # noqa: E402
+from parallax_zoo.envs.connect_four import ConnectFour  # noqa: E402
+from parallax_zoo.envs.othello import Othello  # noqa: E402
+from parallax_zoo.envs.tictactoe import TicTacToe  # noqa: E402
+
+
+def random_legal(key: PRNGKeyArray, mask: Bool[Array, "... actions"]) -> Int[Array, "..."]:
+    """A uniformly random legal action per mask row: one uniform draw, then the k-th legal index."""
+    count = mask.sum(axis=-1)
+    u = jax.random.uniform(key, count.shape)
+    k = jnp.minimum((u * count).astype(jnp.int32), count - 1)
+    return jnp.argmax(jnp.cumsum(mask, axis=-1) > k[..., None], axis=-1).astype(jnp.int32)
+
+
+def random_turn_action(key: PRNGKeyArray, mask: Bool[Array, "... 2 actions"]) -> Int[Array, "... 2"]:
+    """A random legal joint action for a turn-based board game: a random legal move for the player to move, the no-op for the other.
+
+    The player to move is the slot with a legal action other than the no-op
+    (the last index); sampling one row keeps the sampler's work equal to Pgx's.
+    """
+    slot0_moves = mask[..., 0, :-1].any(axis=-1)
+    move = random_legal(key, jnp.where(slot0_moves[..., None], mask[..., 0, :], mask[..., 1, :]))
+    no_op = mask.shape[-1] - 1
+    return jnp.stack([jnp.where(slot0_moves, move, no_op), jnp.where(slot0_moves, no_op, move)], axis=-1)
+
+
+def ours_rollout(env: Any, num_envs: int, num_steps: int) -> Callable[[PRNGKeyArray], Any]:
+    """A jitted rollout of a Parallax Zoo board game: `VmapWrapper` plus selective reset."""
+    venv = VmapWrapper(env, num_envs)
+
+    def run(key: PRNGKeyArray) -> Any:
+        key, reset_key = jax.random.split(key)
+        state = venv.reset(key=reset_key)
+
+        def body(carry: tuple[Any, PRNGKeyArray], _: None) -> tuple[tuple[Any, PRNGKeyArray], None]:
+            state, key = carry
+            key, action_key, reset_key = jax.random.split(key, 3)
+            action = random_turn_action(action_key, state.agents.action_mask)
+            state = venv.step(state, action)
+            state = venv.reset(key=reset_key, state=state, done=state.done)
+            return (state, key), None
+
+        (state, _), _ = jax.lax.scan(body, (state, key), None, length=num_steps)
+        return state
+
+    return jax.jit(run)
+
+
+def pgx_rollout(env_id: str, num_envs: int, num_steps: int) -> Callable[[PRNGKeyArray], Any]:
+    """A jitted rollout of a Pgx game: `jax.vmap` of `init`/`step`, finished games replaced by fresh ones."""
+    import pgx
+
+    env = pgx.make(env_id)  # type: ignore[arg-type]
+    init = jax.vmap(env.init)
+    step = jax.vmap(env.step)
+
+    def run(key: PRNGKeyArray) -> Any:
+        key, reset_key = jax.random.split(key)
+        state = init(jax.random.split(reset_key, num_envs))
+
+        def body(carry: tuple[Any, PRNGKeyArray], _: None) -> tuple[tuple[Any, PRNGKeyArray], None]:
+            state, key = carry
+            key, action_key, reset_key = jax.random.split(key, 3)
+            action = random_legal(action_key, state.legal_action_mask)
+            state = step(state, action)
+            fresh = init(jax.random.split(reset_key, num_envs))
+            done = jnp.asarray(state.terminated | state.truncated)
+            state = jax.tree.map(
+                lambda new, old: jnp.where(jnp.reshape(done, done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
+            )
+            return (state, key), None
+
+        (state, _), _ = jax.lax.scan(body, (state, key), None, length=num_steps)
+        return state
+
+    return jax.jit(run)
+
+
+@dataclass
+class Candidate:
+    """One (library, game, batch size) to time."""
+
+    game: str
+    library: str
+    num_envs: int
+    num_steps: int
+    run: Callable[[PRNGKeyArray], Any]
+    compile_s: float = 0.0
+    times: list[float] | None = None
+
+    def compile(self, key: PRNGKeyArray) -> None:
+        start = time.perf_counter()
+        jax.block_until_ready(self.run(key))
+        self.compile_s = time.perf_counter() - start
+        self.times = []
+
+    def time_once(self, key: PRNGKeyArray) -> None:
+        start = time.perf_counter()
+        jax.block_until_ready(self.run(key))
+        assert self.times is not None
+        self.times.append(time.perf_counter() - start)
+
+    @property
+    def steps_per_second(self) -> float:
+        assert self.times
+        return self.num_envs * self.num_steps / statistics.median(self.times)
+
+
+def candidates(batch_sizes: list[int], steps_for: Callable[[int], int]) -> list[Candidate]:
+    """Every game at every batch size, ours and Pgx's."""
+    games: list[tuple[str, Any, str | None]] = [
+        ("tic_tac_toe", TicTacToe(), "tic_tac_toe"),
+        ("connect_four", ConnectFour(), "connect_four"),
+        ("othello", Othello(), "othello"),
+    ]
+    result = []
+    for name, env, pgx_id in games:
+        for n in batch_sizes:
+            steps = steps_for(n)
+            result.append(Candidate(name, "ours", n, steps, ours_rollout(env, n, steps)))
+            if pgx_id is not None:
+                result.append(Candidate(name, "pgx", n, steps, pgx_rollout(pgx_id, n, steps)))
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer steps and repeats (a smoke run)")
+    parser.add_argument("--repeats", type=int, default=None, help="timed runs per candidate (default 7, quick 3)")
+    args = parser.parse_args()
+    repeats = args.repeats or (3 if args.quick else 7)
+    budget = 20_000 if args.quick else 200_000
+
+    def steps_for(num_envs: int) -> int:
+        return max(64, min(2_000, budget // num_envs))
+
+    print(f"jax {jax.__version__}, backend {jax.default_backend()}, devices {jax.devices()}")
+    runs = candidates([1, 128, 1024], steps_for)
+    key = jax.random.key(0)
+    for candidate in runs:
+        candidate.compile(key)
+    for repeat in range(repeats):
+        for candidate in runs:
+            candidate.time_once(jax.random.fold_in(key, repeat + 1))
+
+    print(f"\nmedian env steps/s over {repeats} interleaved runs (random legal moves, reset when done)")
+    print(f"{'game':<13} {'envs':>5} {'steps':>6} {'ours steps/s':>14} {'pgx steps/s':>14} {'ours/pgx':>9} "
+          f"{'ours compile s':>15} {'pgx compile s':>14}")
+    by_key = {(c.game, c.library, c.num_envs): c for c in runs}
+    for c in runs:
+        if c.library != "ours":
+            continue
+        peer = by_key.get((c.game, "pgx", c.num_envs))
+        peer_rate = f"{peer.steps_per_second:14.3e}" if peer else f"{'-':>14}"
+        ratio = f"{c.steps_per_second / peer.steps_per_second:9.2f}" if peer else f"{'-':>9}"
+        peer_compile = f"{peer.compile_s:14.2f}" if peer else f"{'-':>14}"
+        print(f"{c.game:<13} {c.num_envs:>5} {c.num_steps:>6} {c.steps_per_second:14.3e} {peer_rate} {ratio} "
+              f"{c.compile_s:15.2f} {peer_compile}")
+
+
+if __name__ == "__main__":
+    main()

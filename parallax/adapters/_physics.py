@@ -1,0 +1,180 @@
+"""What the Brax and MuJoCo Playground adapters share.
+
+Both packages' environments have `reset(rng)` and `step(state, action)`
+returning a state with `obs`, `reward`, `done` (a 0/1 float) and `metrics`,
+actions in [-1, 1] of length `action_size`, and both are usually handed
+over inside brax's training wrappers. This module strips those wrappers,
+repeats actions, sets truncation at the episode length and maps the result
+onto `parallax.State`; it imports neither package.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, PRNGKeyArray
+
+from parallax.core import State, require_key
+from parallax.spaces import Box, PyTreeSpace, Space, check_action
+
+
+def strip_wrappers(
+    env: Any,
+    *,
+    removable: tuple[type, ...],
+    refused: tuple[type, ...],
+    episode_wrapper: type,
+    adapter: str,
+) -> tuple[Any, int | None, int | None]:
+    """Remove the outer wrappers of types `removable`: (bare env, their episode_length, their action_repeat).
+
+    Auto-reset, vmap and evaluation wrappers would hide terminal observations
+    or add a batch axis the adapter cannot see; the episode wrapper's length
+    and action repeat are kept and applied by the adapter. A wrapper of a type
+    in `refused` (domain randomisation: a system per env) cannot be kept or
+    dropped silently, so it raises; so does a removable wrapper found beneath
+    some other wrapper, which the adapter could not strip without losing it.
+    """
+    episode_length: int | None = None
+    action_repeat: int | None = None
+    while True:
+        if isinstance(env, refused):
+            raise ValueError(
+                f"{adapter}: {type(env).__name__} gives each env its own randomised system, which the adapter "
+                "cannot keep. Adapt the environment without domain randomisation (wrap it only after adapting)."
+            )
+        if not isinstance(env, removable):
+            break
+        if isinstance(env, episode_wrapper):
+            episode_length, action_repeat = int(env.episode_length), int(env.action_repeat)
+        env = env.env
+    inner = getattr(env, "env", None)
+    while inner is not None:
+        if isinstance(inner, removable + refused):
+            raise ValueError(
+                f"{adapter}: found {type(inner).__name__} beneath {type(env).__name__}; the adapter strips "
+                "training wrappers only from the outside. Wrap the bare environment in your own wrappers instead."
+            )
+        inner = getattr(inner, "env", None)
+    return env, episode_length, action_repeat
+
+
+def observation_space_for(observation: Any) -> Space:
+    """An unbounded `Box` per observation array (a `PyTreeSpace` for dict observations), from shapes and dtypes."""
+    if isinstance(observation, jax.ShapeDtypeStruct):
+        return Box(-jnp.inf, jnp.inf, observation.shape, observation.dtype)
+    return PyTreeSpace(
+        jax.tree_util.tree_map(lambda leaf: Box(-jnp.inf, jnp.inf, leaf.shape, leaf.dtype), observation)
+    )
+
+
+class PhysicsAdapter:
+    """Maps a Brax-style physics env (already stripped of training wrappers) onto the parallax protocol.
+
+    `env_state` is the foreign state, `info` its `metrics`. `termination` is
+    the env's own `done`; `truncation` is set once `step_count *
+    action_repeat` reaches `episode_length`, counted in the env's own steps
+    as brax's `EpisodeWrapper` counts them. An action is repeated
+    `action_repeat` times and the rewards summed, stopping at the step on
+    which the env ends so that the terminal observation is the true one.
+    `reset` and `step` are jitted, so that stepping eagerly, as in a Python
+    loop, runs one compiled program rather than thousands of small ones.
+    """
+
+    name = "PhysicsAdapter"
+
+    def __init__(self, env: Any, *, episode_length: int, action_repeat: int):
+        for field, value in (("episode_length", episode_length), ("action_repeat", action_repeat)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{self.name} needs {field} to be an int >= 1, got {value!r}")
+        self.env = env
+        self.episode_length = episode_length
+        self.action_repeat = action_repeat
+        self._steps_per_episode = math.ceil(episode_length / action_repeat)
+        abstract = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+        self._observation_space = observation_space_for(abstract.obs)
+        self._action_space = Box(-1.0, 1.0, (int(env.action_size),), jnp.float32)
+        self._reset = jax.jit(self._reset_unchecked)
+        self._step = jax.jit(self._step_unchecked)
+
+    @property
+    def action_space(self) -> Space:
+        return self._action_space
+
+    @property
+    def observation_space(self) -> Space:
+        return self._observation_space
+
+    def reset(self, *, key: PRNGKeyArray) -> State:
+        require_key(key, f"{self.name}.reset")
+        return self._reset(key)
+
+    def step(self, state: State, action: Array) -> State:
+        check_action(self.action_space, action, where=f"{self.name}.step")
+        return self._step(state, action)
+
+    def _reset_unchecked(self, key: PRNGKeyArray) -> State:
+        state_key, env_key = jax.random.split(key)
+        foreign = self.env.reset(_raw_key(env_key))
+        return State(
+            env_state=foreign,
+            observation=foreign.obs,
+            reward=jnp.zeros((), jnp.float32),
+            termination=jnp.zeros((), jnp.bool_),
+            truncation=jnp.zeros((), jnp.bool_),
+            info=dict(foreign.metrics),
+            step_count=jnp.zeros((), jnp.int32),
+            key=state_key,
+        )
+
+    def _step_unchecked(self, state: State, action: Array) -> State:
+        foreign, reward = self._repeated_step(state.env_state, action)
+        step_count = state.step_count + 1
+        return State(
+            env_state=foreign,
+            observation=foreign.obs,
+            reward=reward,
+            termination=jnp.asarray(foreign.done, jnp.float32) != 0,
+            truncation=step_count >= self._steps_per_episode,
+            info=dict(foreign.metrics),
+            step_count=step_count,
+            key=jax.random.split(state.key)[0],
+        )
+
+    def _repeated_step(self, foreign: Any, action: Array) -> tuple[Any, Array]:
+        step: Callable[[Any, Array], Any] = self.env.step
+        if self.action_repeat == 1:
+            nxt = step(foreign, action)
+            return nxt, jnp.asarray(nxt.reward, jnp.float32)
+
+        def repeat(carry: tuple[Any, Array, Array], _: None) -> tuple[tuple[Any, Array, Array], None]:
+            current, total, ended = carry
+            nxt = step(current, action)
+            kept = jax.tree_util.tree_map(lambda old, new: jnp.where(ended, old, new), current, nxt)
+            total = total + jnp.where(ended, 0.0, jnp.asarray(nxt.reward, jnp.float32))
+            ended = ended | (jnp.asarray(nxt.done, jnp.float32) != 0)
+            return (kept, total, ended), None
+
+        start = (foreign, jnp.zeros((), jnp.float32), jnp.zeros((), jnp.bool_))
+        (foreign, total, _), _ = jax.lax.scan(repeat, start, None, length=self.action_repeat)
+        return foreign, total
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.name}({type(self.env).__name__}, episode_length={self.episode_length}, "
+            f"action_repeat={self.action_repeat})"
+        )
+
+
+def _raw_key(key: PRNGKeyArray) -> Array:
+    """A `uint32[2]` key: Brax and Playground environments are written for `jax.random.PRNGKey`."""
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return jax.random.key_data(key)
+    return key
+
+
+__all__ = ["PhysicsAdapter", "observation_space_for", "strip_wrappers"]

@@ -1,0 +1,219 @@
+"""What the two-player board games share: turn masks, legality, lines, outcomes, observations, pictures, text.
+
+DESIGN.md section 5: both slots stay active for the whole game and whose turn
+it is lives in `agents.action_mask`; the waiting player's only legal action is
+the no-op, the last action index. So the loser's -1 arrives on the winning
+move (seed 000, rules 3 and 5). An illegal move by the player to move loses
+the game; the waiting player's action is ignored entirely (rule 1).
+
+Boards are flat `int8` arrays in row-major order: `+1` is a piece of slot 0,
+`-1` a piece of slot 1, `0` an empty cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Bool, Float, Int, Int8, PRNGKeyArray
+
+from parallax.core import Agents, MARLState
+from parallax.spaces import Box, Discrete, Space, stack_space
+from parallax_zoo.envs.rendering import Color, Image, canvas, cell_coordinates, grid_lines, paint
+
+NUM_PLAYERS = 2
+NO_WINNER = -1
+SYMBOLS = {1: "X", -1: "O", 0: "."}
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class BoardState:
+    """The dynamic data of a board game: the cells, whose turn it is, and the winner once decided."""
+
+    board: Int8[Array, " cells"]
+    to_move: Int[Array, ""]
+    winner: Int[Array, ""]
+
+
+def mark_of(player: Int[Array, ""]) -> Int8[Array, ""]:
+    """The cell value of `player`'s pieces: +1 for slot 0, -1 for slot 1."""
+    return (1 - 2 * player).astype(jnp.int8)
+
+
+def has_line(pieces: Bool[Array, "height width"], length: int) -> Bool[Array, ""]:
+    """True when `pieces` holds `length` in a row: across, down, or along either diagonal.
+
+    Built from static slices only, so it is elementwise work that XLA fuses (no gathers).
+    """
+    height, width = pieces.shape
+    rows, cols = height - length + 1, width - length + 1
+    across = down = diagonal = anti_diagonal = jnp.bool_(True)
+    for k in range(length):
+        across = across & pieces[:, k : cols + k]
+        down = down & pieces[k : rows + k, :]
+        diagonal = diagonal & pieces[k : rows + k, k : cols + k]
+        anti_diagonal = anti_diagonal & pieces[k : rows + k, length - 1 - k : width - k]
+    return jnp.any(across) | jnp.any(down) | jnp.any(diagonal) | jnp.any(anti_diagonal)
+
+
+def mover_move(state: MARLState, action: Int[Array, " 2"]) -> tuple[Int[Array, ""], Bool[Array, ""]]:
+    """The move of the player to move, and whether it is legal (in range and allowed by its action mask).
+
+    The waiting player's entry of `action` is never read (rule 1). A one-hot
+    match instead of an index keeps out-of-range moves illegal and avoids a gather.
+    """
+    action_mask = state.agents.action_mask
+    if action_mask is None:
+        raise ValueError(
+            "a board game's step needs state.agents.action_mask, which its reset and step always set; "
+            "got a state without one. Pass the state the env returned."
+        )
+    to_move = state.env_state.to_move
+    move = jnp.where(to_move == 0, action[0], action[1]).astype(jnp.int32)
+    mask_row = jnp.where(to_move == 0, action_mask[0], action_mask[1])
+    return move, jnp.any(mask_row & (jnp.arange(action_mask.shape[-1]) == move))
+
+
+def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended: Bool[Array, ""]) -> Bool[Array, "2 actions"]:
+    """Both players' action masks: the mover gets `legal_moves`, the waiting player only the no-op.
+
+    Once the game has ended both players get only the no-op, so every mask
+    keeps a legal action (rule 4).
+    """
+    players = jnp.arange(NUM_PLAYERS)[:, None]
+    no_op_only = jnp.arange(legal_moves.shape[0] + 1) == legal_moves.shape[0]
+    mover_row = jnp.concatenate([legal_moves, jnp.zeros((1,), jnp.bool_)])
+    return jnp.where((players == to_move) & ~ended, mover_row, no_op_only)
+
+
+def placement_outcome(
+    legal: Bool[Array, ""], won: Bool[Array, ""], full: Bool[Array, ""], mover: Int[Array, ""]
+) -> tuple[Int[Array, ""], Bool[Array, ""]]:
+    """The winner (or `NO_WINNER`) and whether the game ended, after `mover`'s move in a line-making game.
+
+    A line wins, an illegal move loses, a full board without a line draws.
+    """
+    winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover)).astype(jnp.int32)
+    return winner, won | ~legal | full
+
+
+def outcome_rewards(winner: Int[Array, ""], ended: Bool[Array, ""]) -> Float[Array, " 2"]:
+    """+1 to the winner and -1 to the loser on the step that ends the game; zeros otherwise and on a draw."""
+    decided = ended & (winner != NO_WINNER)
+    return jnp.where(decided, jnp.where(jnp.arange(NUM_PLAYERS) == winner, 1.0, -1.0), 0.0).astype(jnp.float32)
+
+
+def observation_space(height: int, width: int, turn_plane: bool) -> Space:
+    """Per-player planes of a `height x width` board (own pieces, opponent pieces[, my turn]), stacked on the agent axis."""
+    return stack_space(Box(0.0, 1.0, (height, width, 3 if turn_plane else 2)), NUM_PLAYERS)
+
+
+def global_observation_space(cells: int) -> Space:
+    """The centralised critic's input: slot 0's signed board (+1 own, -1 opponent, 0 empty), then whose turn (0 or 1)."""
+    return Box(-1.0, 1.0, (cells + 1,))
+
+
+def action_space(num_actions: int) -> Space:
+    """One discrete action per player, the no-op included, stacked on the agent axis."""
+    return stack_space(Discrete(num_actions), NUM_PLAYERS)
+
+
+def observe(
+    board: Int8[Array, " cells"], to_move: Int[Array, ""], height: int, width: int, turn_plane: bool
+) -> Float[Array, "2 height width planes"]:
+    """Each player's float32 view: its own pieces, its opponent's pieces[, and a plane of ones on its turn].
+
+    The turn plane is for games where whose turn it is cannot be read off the
+    piece count (Othello's passes). Both players' views are written on every
+    step, so they are kept small, and built arithmetically from the signed
+    board (measured cheaper on XLA:CPU than comparisons and casts).
+    """
+    signed = board.reshape(height, width).astype(jnp.float32)
+    slot0, slot1 = jnp.maximum(signed, 0.0), jnp.maximum(-signed, 0.0)
+    planes0, planes1 = [slot0, slot1], [slot1, slot0]
+    if turn_plane:
+        turn0 = jnp.broadcast_to(jnp.where(to_move == 0, 1.0, 0.0), signed.shape)
+        planes0.append(turn0)
+        planes1.append(1.0 - turn0)
+    return jnp.stack([jnp.stack(planes0, axis=-1), jnp.stack(planes1, axis=-1)])
+
+
+def global_observe(board: Int8[Array, " cells"], to_move: Int[Array, ""]) -> Float[Array, " cells_plus_one"]:
+    """Slot 0's signed board followed by whose turn it is: a fixed-shape input for a centralised critic."""
+    return jnp.concatenate([board, to_move.astype(jnp.int8)[None]]).astype(jnp.float32)
+
+
+def game_state(
+    *,
+    env_state: BoardState,
+    legal_moves: Bool[Array, " moves"],
+    ended: Bool[Array, ""],
+    height: int,
+    width: int,
+    turn_plane: bool,
+    step_count: Int[Array, ""],
+    key: PRNGKeyArray,
+) -> MARLState:
+    """The `MARLState` of a board position: both players active, turn masks, outcome rewards."""
+    return MARLState(
+        env_state=env_state,
+        agents=Agents(
+            observation=observe(env_state.board, env_state.to_move, height, width, turn_plane),
+            active=jnp.ones((NUM_PLAYERS,), jnp.bool_),
+            reward=outcome_rewards(env_state.winner, ended),
+            action_mask=turn_mask(legal_moves, env_state.to_move, ended),
+        ),
+        termination=ended,
+        truncation=jnp.bool_(False),
+        info={},
+        step_count=step_count,
+        key=key,
+        global_observation=global_observe(env_state.board, env_state.to_move),
+    )
+
+
+def board_text(state: MARLState, height: int, width: int) -> str:
+    """A text diagram of an unbatched board state: `X` slot 0, `O` slot 1, `.` empty, 0-based row and column labels.
+
+    The last line says whose turn it is, or how the game ended.
+    """
+    board = np.asarray(state.env_state.board)
+    if board.shape != (height * width,):
+        raise ValueError(
+            f"render_text expects one unbatched state with a board of shape ({height * width},), got {board.shape}; "
+            "index a batched state first, e.g. jax.tree.map(lambda x: x[0], state)."
+        )
+    label_width = len(str(height - 1))
+    lines = [" " * label_width + " " + " ".join(str(c) for c in range(width))]
+    for row in range(height):
+        cells = " ".join(SYMBOLS[int(v)] for v in board[row * width : (row + 1) * width])
+        lines.append(f"{row:>{label_width}} {cells}")
+    names = (SYMBOLS[1], SYMBOLS[-1])
+    if bool(state.termination):
+        winner = int(state.env_state.winner)
+        lines.append("draw" if winner == NO_WINNER else f"{names[winner]} wins")
+    else:
+        lines.append(f"{names[int(state.env_state.to_move)]} to move")
+    return "\n".join(lines)
+
+
+def render_discs(
+    grid: Int8[Array, "rows cols"],
+    cell: int,
+    background: Color,
+    line_color: Color,
+    colors: dict[int, Color],
+    radius: float = 0.4,
+) -> Image:
+    """An RGB picture of `grid`: one disc per piece, coloured by `colors[value]`, on a lined board."""
+    rows, cols = grid.shape
+    image = canvas(rows * cell, cols * cell, background)
+    row, col, down, across = cell_coordinates(rows * cell, cols * cell, cell)
+    values = grid[row, col]
+    disc = down**2 + across**2 <= radius**2
+    for value, color in colors.items():
+        image = paint(image, disc & (values == value), color)
+    return grid_lines(image, cell, line_color)

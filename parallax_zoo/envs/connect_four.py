@@ -1,0 +1,90 @@
+"""Connect Four as a two-player zero-sum `MARLEnv` (DESIGN.md section 5).
+
+A 6-row, 7-column board; row 0 is the top, pieces drop to the lowest empty
+row. Actions 0..6 are the columns; action 7 is the no-op, the waiting
+player's only legal action. Slot 0 (X) moves first. Both players stay active
+all game; the winner gets +1 and the loser -1 on the winning move, both 0 on
+a draw (a full board), every other reward is 0. An illegal move by the player
+to move (a full column, the no-op, an index out of range) loses the game on
+the spot: it gets -1, the other player +1. The waiting player's action is
+ignored entirely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Int, Int8, PRNGKeyArray
+
+from parallax.core import MARLState, require_key
+from parallax.spaces import Space, check_action
+from parallax_zoo.envs import board
+from parallax_zoo.envs.board import BoardState
+from parallax_zoo.envs.rendering import BLUE, RED, WHITE, YELLOW, Image
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class ConnectFourState(BoardState):
+    """A board position plus each column's number of pieces, so a drop needs no search down the column."""
+
+    heights: Int8[Array, " 7"]
+
+
+class ConnectFour:
+    """Four in a row on a 6x7 board; observations are (own, opponent) planes per player."""
+
+    num_agents: int = board.NUM_PLAYERS
+    height: int = 6
+    width: int = 7
+    num_actions: int = 8
+    no_op: int = 7
+    action_space: Space = board.action_space(num_actions)
+    turn_plane: bool = False
+    observation_space: Space = board.observation_space(height, width, turn_plane)
+    global_observation_space: Space = board.global_observation_space(height * width)
+    cell_pixels: int = 32
+
+    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+        """The empty board, X (slot 0) to move."""
+        require_key(key, "ConnectFour.reset")
+        game = ConnectFourState(
+            board=jnp.zeros((self.height * self.width,), jnp.int8),
+            to_move=jnp.int32(0),
+            winner=jnp.int32(board.NO_WINNER),
+            heights=jnp.zeros((self.width,), jnp.int8),
+        )
+        return self._state(game, jnp.ones((self.width,), jnp.bool_), jnp.bool_(False), jnp.int32(0), key)
+
+    def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
+        """Drop the mover's piece; four in a row, a full board or an illegal move ends the game."""
+        check_action(self.action_space, action, (), "ConnectFour.step")
+        game: ConnectFourState = state.env_state
+        move, legal = board.mover_move(state, action)
+        mark = board.mark_of(game.to_move)
+        dropped = legal & (jnp.arange(self.width) == move)
+        row = self.height - 1 - jnp.sum(jnp.where(dropped, game.heights, 0))
+        cell = row * self.width + move
+        placed = jnp.where(legal & (jnp.arange(self.height * self.width) == cell), mark, game.board)
+        heights = game.heights + dropped.astype(jnp.int8)
+        won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 4)
+        winner, ended = board.placement_outcome(legal, won, jnp.all(heights == self.height), game.to_move)
+        next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights)
+        return self._state(next_game, heights < self.height, ended, state.step_count + 1, state.key)
+
+    def _state(self, game: ConnectFourState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
+        return board.game_state(
+            env_state=game, legal_moves=legal_moves, ended=ended,
+            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
+        )
+
+    def render(self, state: MARLState) -> Image:
+        """An RGB picture: red discs for X, yellow for O, white holes in a blue frame (pure `jnp`, jittable)."""
+        grid = state.env_state.board.reshape(self.height, self.width)
+        return board.render_discs(grid, self.cell_pixels, BLUE, BLUE, {0: WHITE, 1: RED, -1: YELLOW})
+
+    def render_text(self, state: MARLState) -> str:
+        """The board as text: `X`, `O`, `.` with 0-based row and column labels, then whose turn or the result."""
+        return board.board_text(state, self.height, self.width)

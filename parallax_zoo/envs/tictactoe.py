@@ -1,0 +1,82 @@
+"""Tic-tac-toe as a two-player zero-sum `MARLEnv` (DESIGN.md section 5).
+
+Actions 0..8 are the cells in row-major order (`row * 3 + col`); action 9 is
+the no-op, the waiting player's only legal action. Slot 0 (X) moves first.
+Both players stay active all game; the winner gets +1 and the loser -1 on the
+winning move, both 0 on a draw, and every other reward is 0. An illegal move
+by the player to move (an occupied cell, the no-op, an index out of range)
+loses the game on the spot: it gets -1, the other player +1. The waiting
+player's action is ignored entirely.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jaxtyping import Array, Int, PRNGKeyArray
+
+from parallax.core import MARLState, require_key
+from parallax.spaces import Space, check_action
+from parallax_zoo.envs import board
+from parallax_zoo.envs.board import BoardState
+from parallax_zoo.envs.rendering import BLUE, GREY, ORANGE, WHITE, Image, canvas, cell_coordinates, grid_lines, paint
+
+
+class TicTacToe:
+    """Three in a row on a 3x3 board; observations are (own, opponent) planes per player."""
+
+    num_agents: int = board.NUM_PLAYERS
+    height: int = 3
+    width: int = 3
+    num_actions: int = 10
+    no_op: int = 9
+    action_space: Space = board.action_space(num_actions)
+    turn_plane: bool = False
+    observation_space: Space = board.observation_space(height, width, turn_plane)
+    global_observation_space: Space = board.global_observation_space(height * width)
+    cell_pixels: int = 32
+
+    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+        """The empty board, X (slot 0) to move."""
+        require_key(key, "TicTacToe.reset")
+        cells = self.height * self.width
+        game = BoardState(board=jnp.zeros((cells,), jnp.int8), to_move=jnp.int32(0), winner=jnp.int32(board.NO_WINNER))
+        return self._state(game, jnp.ones((cells,), jnp.bool_), jnp.bool_(False), jnp.int32(0), key)
+
+    def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
+        """Play the mover's cell; a win, a full board or an illegal move ends the game."""
+        check_action(self.action_space, action, (), "TicTacToe.step")
+        game: BoardState = state.env_state
+        move, legal = board.mover_move(state, action)
+        mark = board.mark_of(game.to_move)
+        placed = jnp.where(legal & (jnp.arange(self.height * self.width) == move), mark, game.board)
+        won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 3)
+        winner, ended = board.placement_outcome(legal, won, jnp.all(placed != 0), game.to_move)
+        next_game = BoardState(board=placed, to_move=1 - game.to_move, winner=winner)
+        return self._state(next_game, placed == 0, ended, state.step_count + 1, state.key)
+
+    def _state(self, game: BoardState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
+        return board.game_state(
+            env_state=game, legal_moves=legal_moves, ended=ended,
+            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
+        )
+
+    def render(self, state: MARLState) -> Image:
+        """An RGB picture of the board: blue crosses for X, orange rings for O (pure `jnp`, jittable)."""
+        cell = self.cell_pixels
+        size_rows, size_cols = self.height * cell, self.width * cell
+        row, col, down, across = cell_coordinates(size_rows, size_cols, cell)
+        values = state.env_state.board.reshape(self.height, self.width)[row, col]
+        stroke = 0.07
+        cross = ((jnp.abs(down - across) < stroke) | (jnp.abs(down + across) < stroke)) & (
+            jnp.maximum(jnp.abs(down), jnp.abs(across)) < 0.32
+        )
+        radius = jnp.sqrt(down**2 + across**2)
+        ring = (radius > 0.3 - stroke) & (radius < 0.3 + stroke)
+        image = canvas(size_rows, size_cols, WHITE)
+        image = paint(image, cross & (values == 1), BLUE)
+        image = paint(image, ring & (values == -1), ORANGE)
+        return grid_lines(image, cell, GREY)
+
+    def render_text(self, state: MARLState) -> str:
+        """The board as text: `X`, `O`, `.` with 0-based row and column labels, then whose turn or the result."""
+        return board.board_text(state, self.height, self.width)

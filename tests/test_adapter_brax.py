@@ -1,0 +1,153 @@
+"""BraxAdapter against the real brax: wrapper stripping, action repeat, termination, truncation, metrics, wrappers.
+
+Brax compiles slowly on CPU, so the tests share one inverted pendulum
+(spring backend, the fastest to compile) and keep its shapes fixed.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+brax_envs = pytest.importorskip("brax.envs")
+
+from brax.envs.wrappers import training  # noqa: E402
+
+from parallax import AutoResetWrapper, Box, Env, PyTreeSpace, TimeLimit, VmapWrapper, check_env  # noqa: E402
+from parallax.adapters.brax import BraxAdapter  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Brax System:UserWarning", "ignore:Accessing `ncon`:DeprecationWarning"
+)
+
+EPISODE_LENGTH, ACTION_REPEAT = 20, 2
+PUSH = jnp.ones((1,), jnp.float32)
+HOLD = jnp.zeros((1,), jnp.float32)
+
+
+@pytest.fixture(scope="module")
+def raw_pendulum():
+    return brax_envs.get_environment("inverted_pendulum", backend="spring")
+
+
+@pytest.fixture(scope="module")
+def pendulum(raw_pendulum):
+    return BraxAdapter(training.wrap(raw_pendulum, episode_length=EPISODE_LENGTH, action_repeat=ACTION_REPEAT))
+
+
+def run(env, state, action, num_steps):
+    """Eager steps (each one compiled call) until the episode ends or `num_steps` pass; returns all states."""
+    states = [state]
+    for _ in range(num_steps):
+        states.append(env.step(states[-1], action))
+        if bool(states[-1].done):
+            break
+    return states
+
+
+def test_every_training_wrapper_is_stripped(raw_pendulum, pendulum):
+    assert pendulum.env is raw_pendulum
+    assert (pendulum.episode_length, pendulum.action_repeat) == (EPISODE_LENGTH, ACTION_REPEAT)
+    evaluated = BraxAdapter(training.EvalWrapper(training.wrap(raw_pendulum, episode_length=30, action_repeat=3)))
+    assert evaluated.env is raw_pendulum and (evaluated.episode_length, evaluated.action_repeat) == (30, 3)
+    created = BraxAdapter(brax_envs.create("inverted_pendulum", episode_length=12, batch_size=4, backend="spring"))
+    assert type(created.env) is type(raw_pendulum) and created.episode_length == 12
+    assert created.observation_space == Box(-jnp.inf, jnp.inf, (4,), jnp.float32)
+
+
+def test_episode_length_comes_from_the_argument_the_wrapper_or_brax_default(raw_pendulum):
+    wrapped = training.wrap(raw_pendulum, episode_length=EPISODE_LENGTH, action_repeat=ACTION_REPEAT)
+    assert BraxAdapter(wrapped, episode_length=50).episode_length == 50
+    assert BraxAdapter(raw_pendulum).episode_length == 1000
+    assert BraxAdapter(raw_pendulum, episode_length=7).action_repeat == 1
+
+
+def test_domain_randomisation_is_refused_not_dropped(raw_pendulum):
+    randomised = training.wrap(raw_pendulum, randomization_fn=lambda sys: (sys, sys))
+    with pytest.raises(ValueError, match="randomised system"):
+        BraxAdapter(randomised)
+
+
+def test_passes_check_env(pendulum):
+    check_env(pendulum, num_steps=8)
+
+
+def test_action_repeat_sums_rewards_and_truncation_counts_env_steps(pendulum):
+    states = run(pendulum, pendulum.reset(key=jax.random.key(0)), HOLD, EPISODE_LENGTH)
+    # inverted_pendulum pays 1 per env step; each adapter step is ACTION_REPEAT env steps.
+    assert [float(s.reward) for s in states[1:]] == [float(ACTION_REPEAT)] * (EPISODE_LENGTH // ACTION_REPEAT)
+    assert [bool(s.truncation) for s in states[1:]] == [False] * 9 + [True]
+    assert not any(bool(s.termination) for s in states)
+    assert int(states[-1].step_count) == EPISODE_LENGTH // ACTION_REPEAT
+
+
+def test_termination_keeps_the_fallen_pole(pendulum):
+    states = run(pendulum, pendulum.reset(key=jax.random.key(0)), PUSH, EPISODE_LENGTH)
+    last, before = states[-1], states[-2]
+    assert bool(last.termination) and not bool(last.truncation)
+    # brax ends the episode once the pole angle (observation 1) leaves [-0.2, 0.2].
+    assert abs(float(last.observation[1])) > 0.2 >= abs(float(before.observation[1]))
+    np.testing.assert_array_equal(last.observation, last.env_state.obs)
+    # The repeat stops on the env step that ended the episode: one step's reward, not two.
+    assert float(last.reward) == 1.0
+
+
+def test_key_advances(pendulum):
+    state = pendulum.reset(key=jax.random.key(0))
+    next_state = pendulum.step(state, HOLD)
+    assert not np.array_equal(jax.random.key_data(state.key), jax.random.key_data(next_state.key))
+
+
+def test_metrics_go_into_info():
+    reacher = BraxAdapter(brax_envs.get_environment("reacher", backend="spring"), episode_length=10)
+    state = reacher.reset(key=jax.random.key(0))
+    assert set(state.info) == {"reward_dist", "reward_ctrl"}
+    action = jnp.array([0.5, -0.5], jnp.float32)
+    next_state = reacher.step(state, action)
+    # brax's reacher: reward_ctrl = -|action|^2 and reward = reward_dist + reward_ctrl.
+    np.testing.assert_allclose(next_state.info["reward_ctrl"], -0.5, rtol=1e-6)
+    np.testing.assert_allclose(next_state.reward, next_state.info["reward_dist"] + next_state.info["reward_ctrl"], rtol=1e-6)
+
+
+def test_dict_observations_become_a_pytree_space():
+    fast = brax_envs.get_environment("fast", obs_mode="dict_state", asymmetric_obs=True)
+    adapter = BraxAdapter(fast, episode_length=5)
+    assert adapter.observation_space == PyTreeSpace(
+        {"state": Box(-jnp.inf, jnp.inf, (2,)), "privileged_state": Box(-jnp.inf, jnp.inf, (4,))}
+    )
+    check_env(adapter, num_steps=8)
+
+
+def test_bad_inputs_get_clear_errors(pendulum):
+    with pytest.raises(TypeError, match="brax.envs.Env"):
+        BraxAdapter(object())
+    with pytest.raises(TypeError, match="PRNG key"):
+        pendulum.reset(key=jnp.zeros(3))
+    state = pendulum.reset(key=jax.random.key(0))
+    with pytest.raises(ValueError, match=r"expected an action of shape \(1,\)"):
+        pendulum.step(state, jnp.zeros(2))
+
+
+def test_satisfies_the_env_protocol(pendulum):
+    assert isinstance(pendulum, Env)
+
+
+def test_under_vmap_time_limit_and_auto_reset(pendulum):
+    limit = 6
+    env = VmapWrapper(AutoResetWrapper(TimeLimit(pendulum, max_steps=limit)), num_envs=2)
+    actions = jnp.stack([PUSH, HOLD])
+
+    def body(state, _):
+        state = env.step(state, actions)
+        return state, state
+
+    _, states = jax.jit(lambda s: jax.lax.scan(body, s, None, length=2 * limit))(env.reset(key=jax.random.key(0)))
+    termination, truncation = np.asarray(states.termination), np.asarray(states.truncation)
+    # The pushed pole falls before the limit; the held one is cut at the limit; both restart.
+    fallen = int(np.argmax(termination[:, 0]))
+    assert termination[fallen, 0] and fallen < limit - 1 and not truncation[: fallen + 1, 0].any()
+    assert truncation[:, 1].tolist()[:limit] == [False] * (limit - 1) + [True]
+    assert not termination[:, 1].any()
+    counts = np.asarray(states.step_count)
+    assert counts[fallen, 0] == 0 and counts[fallen + 1, 0] == 1
+    assert counts[limit - 1, 1] == 0 and counts[limit, 1] == 1
