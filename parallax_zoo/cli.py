@@ -50,17 +50,56 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from parallax_zoo.evaluation import evaluate
+    from parallax_zoo.loading import resolve_policy
+
+    policy, name = resolve_policy(args.policy, args.env_id)
+    result = evaluate(args.env_id, policy, name=name)
+    low, high = result.ci95
+    print(f"{args.env_id}  {name}: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
+          f"(95% CI [{low:.3f}, {high:.3f}])")
+    for opponent, record in result.opponents.items():
+        print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}")
+    reference = parallax_zoo.spec(args.env_id).reference_score
+    if reference is not None:
+        print(f"  reference score of the baseline: {reference:.3f}")
+    if args.out:
+        print(f"  written to {result.save(args.out)}")
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from parallax_zoo.leaderboard import leaderboard, load_results
+    from parallax_zoo.loading import resolve_policy
+
+    results = load_results(args.results) if args.results else []
+    entrants: dict[str, dict[str, object]] = {}
+    for entry in args.entrant or []:
+        env_id, _, source = entry.partition("=")
+        if not source:
+            raise ValueError(f"--entrant takes ENV_ID=POLICY (POLICY: baseline, random, hub:REPO@REV or a folder), got {entry!r}")
+        policy, name = resolve_policy(source, env_id)
+        entrants.setdefault(env_id, {})[name] = policy
+    board = leaderboard(results, entrants)  # type: ignore[arg-type]
+    print(board.to_markdown())
+    if args.out:
+        for path in board.write(args.out).values():
+            print(f"wrote {path}")
+    return 0
+
+
 def _download(args: argparse.Namespace) -> int:
     pin = _pin(args.env_id)
-    folder = hub.fetch_baseline(pin, hub.mirror_root() / args.env_id)
+    folder = hub.fetch_baseline(pin, hub.mirror_folder(args.env_id))
     print(f"{args.env_id}: {pin.repo_id}@{pin.revision}, every file's sha256 verified, in {folder}")
     return 0
 
 
 def _push(args: argparse.Namespace) -> int:
     env_spec = parallax_zoo.spec(args.env_id)
-    repo_id = args.repo_id or (env_spec.baseline.repo_id if env_spec.baseline else f"parallax-zoo/{args.env_id}")
-    pin = hub.push_baseline(hub.mirror_root() / args.env_id, repo_id, private=args.private)
+    repo_id = args.repo_id or (env_spec.baseline.repo_id if env_spec.baseline else f"parallax-zoo/{args.env_id.replace('/', '-')}")
+    pin = hub.push_baseline(hub.mirror_folder(args.env_id), repo_id, private=args.private)
     print(f"pushed {args.env_id} to {repo_id} at revision {pin.revision}; pin it in registry.yaml:\n")
     print(hub.format_pin(pin))
     return 0
@@ -102,6 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--fps", type=int, default=8)
     render.set_defaults(run=_render)
 
+    evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
+    evaluate.add_argument("env_id")
+    evaluate.add_argument("--policy", default="baseline", help="baseline | random | hub:REPO@REV | PATH (default: baseline)")
+    evaluate.add_argument("--out", help="write the result as JSON here")
+    evaluate.set_defaults(run=_eval)
+
+    board = commands.add_parser("leaderboard", help="rank results and entrants as Markdown, CSV and HTML")
+    board.add_argument("--results", help="a folder of eval JSON files (from `eval --out`)")
+    board.add_argument("--entrant", action="append", help="ENV_ID=POLICY, evaluated here; repeatable")
+    board.add_argument("--out", help="folder for leaderboard.md, .csv and .html")
+    board.set_defaults(run=_leaderboard)
+
     download = commands.add_parser("download", help="fetch a baseline at its pinned revision and verify it")
     download.add_argument("env_id")
     download.set_defaults(run=_download)
@@ -123,7 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (parallax_zoo.registry.RegistryError, hub.HubError, hub.BaselinePinError, ValueError) as error:
+    except (parallax_zoo.registry.RegistryError, hub.HubError, hub.BaselinePinError, ValueError, LookupError,
+            FileNotFoundError) as error:
         print(f"parallax-zoo {args.command}: {error}", file=sys.stderr)
         return 2
 

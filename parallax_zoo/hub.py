@@ -167,6 +167,11 @@ def mirror_root() -> Path:
     return Path(__file__).resolve().parent.parent / "baselines"
 
 
+def mirror_folder(env_id: str) -> Path:
+    """An env's own folder in the mirror: its id, with a namespace's '/' as '-' (`gymnax-CartPole-v1`)."""
+    return mirror_root() / env_id.replace("/", "-")
+
+
 def hub_endpoint() -> str:
     """The Hub URL: `HF_ENDPOINT` as set now, else huggingface_hub's default."""
     from huggingface_hub import constants
