@@ -11,6 +11,7 @@ import jax
 
 import parallax_zoo
 from parallax_zoo import hub
+from parallax_zoo.registry import RegistryError
 from parallax_zoo.envs.rendering import save_gif
 from parallax_zoo.recording import random_act, record_episode
 
@@ -174,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (parallax_zoo.registry.RegistryError, hub.HubError, hub.BaselinePinError, ValueError, LookupError,
+    except (RegistryError, hub.HubError, hub.BaselinePinError, ValueError, LookupError,
             FileNotFoundError) as error:
         print(f"parallax-zoo {args.command}: {error}", file=sys.stderr)
         return 2
