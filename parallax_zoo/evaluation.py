@@ -27,7 +27,7 @@ from parallax_zoo.agents.players import Greedy, RandomPlayer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
 from parallax_zoo.agents.selfplay import head_to_head
-from parallax_zoo.hub import write_text_atomic
+from parallax_zoo.atomic import write_text_atomic
 
 RANDOM = "random"
 """The name of the uniformly random player, usable wherever a policy is."""

@@ -28,7 +28,7 @@ from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.evaluation import RANDOM, EvalProtocol, EvalResult, as_player, evaluate, protocol
-from parallax_zoo.hub import write_text_atomic
+from parallax_zoo.atomic import write_text_atomic
 
 RANDOM_ELO = 1000.0
 
