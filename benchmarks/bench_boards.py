@@ -36,21 +36,26 @@ from parallax_zoo.envs.tictactoe import TicTacToe  # noqa: E402
 
 
 def random_legal(key: PRNGKeyArray, mask: Bool[Array, "... actions"]) -> Int[Array, "..."]:
-    """A uniformly random legal action per mask row: one uniform draw, then the k-th legal index."""
-    count = mask.sum(axis=-1)
+    """A uniformly random legal action per mask row: one uniform draw, then the k-th legal index.
+
+    The legal count is the last running count, so the row is summed once.
+    """
+    running = jnp.cumsum(mask, axis=-1, dtype=jnp.int32)
+    count = running[..., -1]
     u = jax.random.uniform(key, count.shape)
     k = jnp.minimum((u * count).astype(jnp.int32), count - 1)
-    return jnp.argmax(jnp.cumsum(mask, axis=-1) > k[..., None], axis=-1).astype(jnp.int32)
+    return jnp.argmax(running > k[..., None], axis=-1).astype(jnp.int32)
 
 
 def random_turn_action(key: PRNGKeyArray, mask: Bool[Array, "... 2 actions"]) -> Int[Array, "... 2"]:
     """A random legal joint action for a turn-based board game: a random legal move for the player to move, the no-op for the other.
 
-    The player to move is the slot with a legal action other than the no-op
-    (the last index); sampling one row keeps the sampler's work equal to Pgx's.
+    The waiting player's row allows only the no-op (the last index), so the
+    mover's moves are the two rows or-ed without that index: one row per game
+    of the same width as Pgx's mask, drawn by the same `random_legal`.
     """
+    move = random_legal(key, mask[..., 0, :-1] | mask[..., 1, :-1])
     slot0_moves = mask[..., 0, :-1].any(axis=-1)
-    move = random_legal(key, jnp.where(slot0_moves[..., None], mask[..., 0, :], mask[..., 1, :]))
     no_op = mask.shape[-1] - 1
     return jnp.stack([jnp.where(slot0_moves, move, no_op), jnp.where(slot0_moves, no_op, move)], axis=-1)
 

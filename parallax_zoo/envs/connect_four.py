@@ -34,7 +34,7 @@ class ConnectFourState(BoardState):
 
 
 class ConnectFour:
-    """Four in a row on a 6x7 board; observations are (own, opponent) planes per player."""
+    """Four in a row on a 6x7 board; each player observes the int8 board signed from its side (+1 own, -1 opponent)."""
 
     num_agents: int = board.NUM_PLAYERS
     height: int = 6
@@ -46,6 +46,7 @@ class ConnectFour:
     observation_space: Space = board.observation_space(height, width, turn_plane)
     global_observation_space: Space = board.global_observation_space(height * width)
     cell_pixels: int = 32
+    _lines = board.line_cells(height, width, 4)
 
     def reset(self, *, key: PRNGKeyArray) -> MARLState:
         """The empty board, X (slot 0) to move."""
@@ -69,7 +70,7 @@ class ConnectFour:
         cell = row * self.width + move
         placed = jnp.where(legal & (jnp.arange(self.height * self.width) == cell), mark, game.board)
         heights = game.heights + dropped.astype(jnp.int8)
-        won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 4)
+        won = legal & board.has_line(placed == mark, self._lines)
         winner, ended = board.placement_outcome(legal, won, jnp.all(heights == self.height), game.to_move)
         next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights)
         return self._state(next_game, heights < self.height, ended, state.step_count + 1, state.key)
