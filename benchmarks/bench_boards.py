@@ -52,10 +52,11 @@ def random_turn_action(key: PRNGKeyArray, mask: Bool[Array, "... 2 actions"]) ->
 
     The waiting player's row allows only the no-op (the last index), so the
     mover's moves are the two rows or-ed without that index: one row per game
-    of the same width as Pgx's mask, drawn by the same `random_legal`.
+    of the same width as Pgx's mask, drawn by the same `random_legal`. Slot 0
+    is the mover exactly when its no-op is not allowed.
     """
     move = random_legal(key, mask[..., 0, :-1] | mask[..., 1, :-1])
-    slot0_moves = mask[..., 0, :-1].any(axis=-1)
+    slot0_moves = ~mask[..., 0, -1]
     no_op = mask.shape[-1] - 1
     return jnp.stack([jnp.where(slot0_moves, move, no_op), jnp.where(slot0_moves, no_op, move)], axis=-1)
 

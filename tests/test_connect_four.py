@@ -182,3 +182,13 @@ def test_line_cells_lists_every_four_in_a_row_once() -> None:
         for cell in line:
             cells[cell] = 1
         assert has_line(cells, 6, 7, 1, 4), line
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), min_size=42, max_size=42))
+def test_column_bit_sets_find_four_in_a_row_like_the_reference(pieces: list[bool]) -> None:
+    from parallax_zoo.envs.connect_four import _four_in_a_row
+
+    columns = [sum(1 << (5 - row) for row in range(6) if pieces[row * 7 + col]) for col in range(7)]
+    expected = has_line([int(p) for p in pieces], 6, 7, 1, 4)
+    assert bool(_four_in_a_row(jnp.asarray(columns, jnp.int32))) == expected

@@ -59,20 +59,14 @@ def line_cells(height: int, width: int, length: int) -> np.ndarray:
     return np.array(lines, np.int32)
 
 
-def has_line(pieces: Bool[Array, " cells"], lines: np.ndarray) -> Bool[Array, ""]:
-    """True when `pieces` covers every cell of at least one of `lines` (from `line_cells`).
-
-    One gather and one reduction: XLA materialises the result once instead of
-    fusing the test into every consumer (measured faster on XLA:CPU than slices).
-    """
-    return jnp.any(jnp.all(pieces[lines], axis=-1))
-
-
 def mover_move(state: MARLState, action: Int[Array, " 2"]) -> tuple[Int[Array, ""], Bool[Array, ""]]:
     """The move of the player to move, and whether it is legal (in range and allowed by its action mask).
 
     The waiting player's entry of `action` is never read (rule 1). A one-hot
-    match instead of an index keeps out-of-range moves illegal and avoids a gather.
+    match instead of an index keeps out-of-range moves illegal. Being a
+    reduction, it is computed once per env; an elementwise legality test gets
+    re-fused by XLA:CPU into every output leaf and the selective reset after
+    it (measured: about 2x slower batched steps on TicTacToe).
     """
     action_mask = state.agents.action_mask
     if action_mask is None:

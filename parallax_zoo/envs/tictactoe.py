@@ -73,25 +73,19 @@ class TicTacToe:
     def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
         """Play the mover's cell; a win, a full board or an illegal move ends the game.
 
-        Legality, the line test and the full-board test are bit operations on
-        one int per player (no reductions over the board), so a batched step
-        stays elementwise across envs.
+        The line test is one lookup of the mover's 9-bit set of cells in a
+        table of all 512 sets.
         """
         check_action(self.action_space, action, (), "TicTacToe.step")
         game: TicTacToeState = state.env_state
         cells = self.height * self.width
-        move = jnp.where(game.to_move == 0, action[0], action[1]).astype(jnp.int32)
-        in_range = (move >= 0) & (move < cells)
-        bit = jnp.left_shift(jnp.int32(1), jnp.clip(move, 0, cells - 1))
-        occupied = game.pieces[0] | game.pieces[1]
-        legal = ~state.termination & in_range & ((occupied & bit) == 0)
-        placed_bit = jnp.where(legal, bit, 0)
+        move, legal = board.mover_move(state, action)
+        placed_bit = jnp.where(legal, jnp.left_shift(jnp.int32(1), jnp.clip(move, 0, cells - 1)), 0)
         mover_pieces = jnp.where(game.to_move == 0, game.pieces[0], game.pieces[1]) | placed_bit
         pieces = jnp.where(jnp.arange(board.NUM_PLAYERS) == game.to_move, mover_pieces, game.pieces)
-        won = jnp.asarray(_HAS_LINE)[mover_pieces]
-        full = (occupied | placed_bit) == (1 << cells) - 1
         placed = jnp.where(legal & (jnp.arange(cells) == move), board.mark_of(game.to_move), game.board)
-        winner, ended = board.placement_outcome(legal, won, full, game.to_move)
+        won = jnp.asarray(_HAS_LINE)[mover_pieces]
+        winner, ended = board.placement_outcome(legal, won, jnp.all(placed != 0), game.to_move)
         next_game = TicTacToeState(board=placed, to_move=1 - game.to_move, winner=winner, pieces=pieces)
         return self._state(next_game, placed == 0, ended, state.step_count + 1, state.key)
 
