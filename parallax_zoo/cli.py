@@ -114,13 +114,28 @@ def _pin(env_id: str) -> hub.BaselinePin:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    """Download (or find in the mirror) a baseline, check it, evaluate it against its reference, render it."""
+    from parallax_zoo.evaluation import evaluate
+    from parallax_zoo.loading import load_baseline
+    from parallax_zoo.recording import policy_act
+
+    env_id = args.env_id
+    env_spec = parallax_zoo.spec(env_id)
+    pin = _pin(env_id)
     print(parallax_zoo.registry_table())
-    out = Path(args.out)
-    for env_id in ("GridWorld-v0", "Race-v0"):
-        env = parallax_zoo.make(env_id)
-        frames = record_episode(env, random_act(env), jax.random.key(0), parallax_zoo.spec(env_id).max_steps or 50)
-        path = save_gif(frames, out / f"{env_id}.gif")
-        print(f"\n{env_id}: a random policy's episode rendered to {path}")
+    print(f"\n{env_id}: baseline {pin.repo_id}@{pin.revision}")
+    policy = load_baseline(env_id)
+    print(f"  fetched from the local mirror, the Hub cache or the Hub, {len(pin.files)} files sha256-verified")
+    result = evaluate(env_id, policy, name="baseline")
+    low, high = result.ci95
+    print(f"  evaluated: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
+          f"(95% CI [{low:.3f}, {high:.3f}]); reference score {env_spec.reference_score:.3f}")
+    random_result = evaluate(env_id, "random")
+    print(f"  the uniformly random policy scores {random_result.mean:.3f}")
+    env = parallax_zoo.make(env_id)
+    frames = record_episode(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
+    path = save_gif(frames, Path(args.out) / f"{env_id.replace('/', '-')}.gif")
+    print(f"  an episode of the baseline rendered to {path}")
     return 0
 
 
@@ -164,8 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--private", action="store_true")
     push.set_defaults(run=_push)
 
-    demo = commands.add_parser("demo", help="the registry, and an episode of two envs rendered")
-    demo.add_argument("--out", default="demo", help="folder for the GIFs")
+    demo = commands.add_parser("demo", help="a baseline fetched and verified, evaluated against its reference, rendered")
+    demo.add_argument("env_id", nargs="?", default="Race-v0")
+    demo.add_argument("--out", default="demo", help="folder for the GIF")
     demo.set_defaults(run=_demo)
     return parser
 
