@@ -39,9 +39,15 @@ def test_render_writes_a_gif_of_the_episode(tmp_path, capsys):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_download_without_a_pin_says_how_to_get_one():
-    with pytest.raises(SystemExit, match="no baseline pinned"):
-        main(["download", "GridWorld-v0"])
+def test_download_and_demo_without_a_pin_say_how_to_get_one():
+    import parallax_zoo
+
+    parallax_zoo.register(
+        {"id": "Unpinned-v0", "entry_point": "parallax_zoo.envs.gridworld:GridWorld", "max_steps": 10}, override=True
+    )
+    for command in (["download", "Unpinned-v0"], ["demo", "Unpinned-v0"]):
+        with pytest.raises(SystemExit, match="no baseline pinned.*parallax-zoo train Unpinned-v0"):
+            main(command)
 
 
 def test_eval_random_prints_the_score_and_writes_json(tmp_path, capsys):
