@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from parallax_zoo.hub import write_text_atomic
+from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.registry import EnvSpec, Registry
 
 START_MARKER = "<!-- envs:start -->"
