@@ -8,7 +8,9 @@ outputs and training differ by float32 rounding only, because matmuls run on
 smaller batches and sums over the env batch are added in a different order.
 """
 
+import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -19,6 +21,9 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh
 
+from example_envs import GridWorld
+from parallax import TimeLimit
+from parallax_zoo.agents import PPOConfig, ppo
 from parallax_zoo.agents.sharding import check_divisible, default_mesh, device_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,6 +118,52 @@ def test_env_batch_shards_across_four_devices():
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     for stage in ("training", "rollout", "evaluation", "divisibility"):
         assert f"{stage} ok" in result.stdout, result.stdout
+
+
+TWO_HOSTS = textwrap.dedent(
+    """
+    import sys, jax, numpy as np
+    jax.distributed.initialize(coordinator_address=sys.argv[1], num_processes=2, process_id=int(sys.argv[2]))
+    from example_envs import GridWorld
+    from parallax import TimeLimit
+    from parallax_zoo.agents.ppo import PPOConfig, train
+    from parallax_zoo.agents.sharding import default_mesh
+
+    assert len(jax.devices()) == 4 and len(jax.local_devices()) == 2
+    config = PPOConfig(num_envs=8, num_steps=16, total_timesteps=8 * 16 * 3, num_minibatches=2, update_epochs=2)
+    _, metrics = train(config, jax.random.key(0), TimeLimit(GridWorld(), 50), mesh=default_mesh())
+    print("loss", np.asarray(metrics["loss"]).tolist())
+    """
+)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_two_processes_train_as_one_run():
+    """The documented multi-host launch, as two local processes of 2 CPU devices each: one run, unsharded result."""
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
+    coordinator = f"localhost:{free_port()}"
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", TWO_HOSTS, coordinator, str(index)],
+            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        for index in range(2)
+    ]
+    outputs = [process.communicate(timeout=300) for process in processes]
+    assert all(process.returncode == 0 for process in processes), [err[-2000:] for _, err in outputs]
+    losses = [json.loads(out.split("loss", 1)[1]) for out, _ in outputs]
+    assert losses[0] == losses[1]
+
+    config = PPOConfig(num_envs=8, num_steps=16, total_timesteps=8 * 16 * 3, num_minibatches=2, update_epochs=2)
+    _, single = ppo.train(config, jax.random.key(0), TimeLimit(GridWorld(), 50))
+    np.testing.assert_allclose(losses[0], single["loss"], rtol=1e-5, atol=1e-6)
 
 
 def test_default_mesh_spans_the_given_devices():

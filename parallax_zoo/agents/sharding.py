@@ -25,8 +25,8 @@ ENV_AXIS = "envs"
 Tree = TypeVar("Tree")
 
 
-def default_mesh(devices: Sequence[jax.Device] | None = None) -> Mesh:
-    """A 1-D mesh with axis `"envs"` over `devices` (default `jax.devices()`: all devices of every process)."""
+def default_mesh(devices: Sequence[Any] | None = None) -> Mesh:
+    """A 1-D mesh with axis `"envs"` over the `jax.Device`s given (default `jax.devices()`: every process's devices)."""
     devices = list(jax.devices() if devices is None else devices)
     if not devices:
         raise ValueError("default_mesh: got an empty device list; pass at least one device or None for all.")
@@ -74,6 +74,6 @@ def replicate(tree: Tree, mesh: Mesh | None) -> Tree:
     return jax.lax.with_sharding_constraint(tree, replicated(mesh))
 
 
-def device_rows(array: Any) -> dict[jax.Device, int]:
+def device_rows(array: jax.Array) -> dict[Any, int]:
     """How many rows of `array`'s leading axis each device holds: a way to see that a batch really is split."""
     return {shard.device: shard.data.shape[0] for shard in array.addressable_shards}
