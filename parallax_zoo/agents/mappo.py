@@ -77,8 +77,10 @@ def make_train(
             "MAPPO trains multi-agent envs (MARLState); use parallax_zoo.agents.ppo for single-agent envs."
         )
     check_divisible(config.num_envs, mesh, "make_train")
+    minibatch_rows = config.num_envs * config.num_steps // config.num_minibatches
+    check_divisible(minibatch_rows, mesh, "make_train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
     if config.self_play:
-        check_divisible(config.eval_episodes, mesh, "make_train (eval_episodes)")
+        check_divisible(config.eval_episodes, mesh, "make_train", "eval_episodes")
     training_env = vector_env(env, config.num_envs)
     optimizer = make_optimizer(config)
     update = make_update(config, model, training_env, optimizer, mesh)

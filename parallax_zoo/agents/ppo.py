@@ -5,10 +5,11 @@ a trajectory (`rollout.collect`), estimate advantages (`advantages`, seed 004)
 and run `update_epochs` passes of minibatch gradient steps. Everything is one
 `lax.scan`, so `jax.jit(make_train(config, env))(key)` compiles the whole run
 and `jax.vmap` of it trains several seeds at once. Given a device `mesh`
-(`sharding.default_mesh()`), the env batch is split across the devices and
-the params replicated; the result is the unsharded one. Multi-agent envs train
-with one actor shared across slots; inactive slots are masked out of every
-loss term (MAPPO adds a centralised critic and self-play on top, `mappo.py`).
+(`sharding.default_mesh()`), the env batch and each minibatch are split across
+the devices and the params replicated; the result is the unsharded one up to
+float rounding. Multi-agent envs train with one actor shared across slots;
+inactive slots are masked out of every loss term (MAPPO adds a centralised
+critic and self-play on top, `mappo.py`).
 """
 
 from __future__ import annotations
@@ -196,9 +197,12 @@ def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
 
 
 def make_learner(
-    config: PPOConfig, optimizer: optax.GradientTransformation
+    config: PPOConfig, optimizer: optax.GradientTransformation, mesh: Mesh | None = None
 ) -> Callable[[Policy, Any, Transition, Array, PRNGKeyArray], tuple[Policy, Any, Metrics]]:
-    """`learn(policy, opt_state, trajectory, last_value, key)`: `update_epochs` passes of shuffled minibatches."""
+    """`learn(policy, opt_state, trajectory, last_value, key)`: `update_epochs` passes of shuffled minibatches.
+
+    With a `mesh`, each minibatch's rows are split across its devices, so gradients are data-parallel.
+    """
     grad_fn = jax.value_and_grad(ppo_loss, has_aux=True)
 
     def learn(
@@ -218,6 +222,7 @@ def make_learner(
                 ),
                 batch,
             )
+            minibatches = shard_env_batch(minibatches, mesh, env_axis=1)
 
             def minibatch_step(carry: tuple[Policy, Any], minibatch: Batch) -> tuple[tuple[Policy, Any], Metrics]:
                 policy, opt_state = carry
@@ -278,7 +283,7 @@ def make_update(
 
     With a `mesh`, the rollout's env batch is split across its devices and the params stay replicated.
     """
-    learn = make_learner(config, optimizer)
+    learn = make_learner(config, optimizer, mesh)
 
     def update(state: TrainState, _: Any) -> tuple[TrainState, Metrics]:
         key, rollout_key, learn_key = jax.random.split(state.key, 3)
@@ -302,9 +307,12 @@ def make_train(
 
     `env` is an unbatched parallax env (TimeLimit applied, as `make` returns it).
     Metrics have a leading `num_updates` axis. With a device `mesh`
-    (`sharding.default_mesh()`), `num_envs` must be a multiple of its size.
+    (`sharding.default_mesh()`), `num_envs` and the rows per minibatch must be
+    multiples of its size.
     """
     check_divisible(config.num_envs, mesh, "make_train")
+    minibatch_rows = config.num_envs * config.num_steps // config.num_minibatches
+    check_divisible(minibatch_rows, mesh, "make_train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
     model = model_for(env, config)
     training_env = vector_env(env, config.num_envs)
     optimizer = make_optimizer(config)

@@ -154,7 +154,7 @@ def play_episodes(
     `max_steps` should cover the env's time limit. Use `players.Greedy(policy)` for greedy evaluation.
     With a `mesh`, the episodes are split across its devices.
     """
-    check_divisible(num_episodes, mesh, "play_episodes")
+    check_divisible(num_episodes, mesh, "play_episodes", "episodes")
     vec_env = RecordEpisodeStatistics(VmapWrapper(env, num_episodes))
     reset_key, play_key = jax.random.split(key)
     return first_episode_returns(vec_env, policy, vec_env.reset(key=reset_key), play_key, max_steps, mesh)

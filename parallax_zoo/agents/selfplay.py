@@ -52,7 +52,7 @@ def head_to_head(
     episode (the env's time limit); episodes that do not finish count as draws.
     With a `mesh`, the episodes are split across its devices.
     """
-    check_divisible(num_episodes, mesh, "head_to_head")
+    check_divisible(num_episodes, mesh, "head_to_head", "episodes")
     vec_env = RecordEpisodeStatistics(VmapWrapper(env, num_episodes))
     reset_key, play_key = jax.random.split(key)
     state = shard_env_batch(vec_env.reset(key=reset_key), mesh)

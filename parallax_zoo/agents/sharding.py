@@ -33,8 +33,8 @@ def default_mesh(devices: Sequence[Any] | None = None) -> Mesh:
     return Mesh(np.array(devices), (ENV_AXIS,))
 
 
-def check_divisible(num_envs: int, mesh: Mesh | None, where: str) -> None:
-    """Raise unless `num_envs` splits evenly across the mesh's `"envs"` axis."""
+def check_divisible(count: int, mesh: Mesh | None, where: str, what: str = "envs") -> None:
+    """Raise unless `count` rows (envs, episodes, minibatch rows) split evenly across the mesh's `"envs"` axis."""
     if mesh is None:
         return
     if ENV_AXIS not in mesh.shape:
@@ -43,10 +43,10 @@ def check_divisible(num_envs: int, mesh: Mesh | None, where: str) -> None:
             f"{tuple(mesh.shape)}; build it with parallax_zoo.agents.sharding.default_mesh()."
         )
     devices = mesh.shape[ENV_AXIS]
-    if num_envs % devices != 0:
+    if count % devices != 0:
         raise ValueError(
-            f"{where}: {num_envs} envs cannot be split evenly across {devices} devices; "
-            f"use a multiple of {devices} (e.g. {devices * max(1, -(-num_envs // devices))})."
+            f"{where}: {count} {what} cannot be split evenly across {devices} devices; "
+            f"use a multiple of {devices} (e.g. {devices * max(1, -(-count // devices))})."
         )
 
 
