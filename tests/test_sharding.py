@@ -166,6 +166,41 @@ def test_two_processes_train_as_one_run():
     np.testing.assert_allclose(losses[0], single["loss"], rtol=1e-5, atol=1e-6)
 
 
+MAPPO_SELF_PLAY = textwrap.dedent(
+    """
+    import jax, numpy as np
+    import parallax_zoo
+    from parallax_zoo.agents.mappo import MAPPOConfig, make_train
+    from parallax_zoo.agents.sharding import default_mesh
+
+    config = MAPPOConfig(
+        num_envs=8, num_steps=12, total_timesteps=8 * 12 * 2, num_minibatches=2, update_epochs=1,
+        self_play=True, snapshots=2, eval_episodes=8, eval_max_steps=10,
+    )
+    env = parallax_zoo.make("TicTacToe-v0")
+    _, single = jax.jit(make_train(config, env))(jax.random.key(0))
+    _, sharded = jax.jit(make_train(config, env, default_mesh()))(jax.random.key(0))
+    for name in ("loss", "policy_loss", "value_loss", "entropy", "episode_return"):
+        np.testing.assert_allclose(sharded[name], single[name], rtol=1e-5, atol=1e-6, err_msg=name)
+    for ours, theirs in zip(jax.tree_util.tree_leaves(sharded["eval"]), jax.tree_util.tree_leaves(single["eval"])):
+        np.testing.assert_array_equal(ours, theirs)
+    print("mappo ok")
+    """
+)
+
+
+@pytest.mark.slow
+def test_mappo_self_play_with_a_mesh_matches_unsharded():
+    """MAPPO with self-play evaluation on 4 devices: losses within float rounding, evaluation results identical."""
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
+    result = subprocess.run(
+        [sys.executable, "-c", MAPPO_SELF_PLAY], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "mappo ok" in result.stdout
+
+
 def test_default_mesh_spans_the_given_devices():
     mesh = default_mesh(jax.devices()[:1])
     assert mesh.axis_names == ("envs",) and mesh.devices.tolist() == jax.devices()[:1]
