@@ -64,7 +64,9 @@ def test_the_four_notebooks_are_there_and_committed_without_outputs():
 def test_notebook_runs_without_error(name: str, kernel_specs: KernelSpecManager, tmp_path: Path):
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     before = repo_files()
-    kernel = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernel_specs)
+    kernel = KernelManager(
+        kernel_name=KERNEL_NAME, kernel_spec_manager=kernel_specs, connection_file=str(tmp_path / "kernel.json")
+    )
     client = NotebookClient(
         notebook, km=kernel, timeout=int(BUDGET_S), allow_errors=False, resources={"metadata": {"path": str(tmp_path)}}
     )
