@@ -44,10 +44,19 @@ def _info(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     env = parallax_zoo.make(args.env_id)
+    source = args.policy or ("baseline" if parallax_zoo.spec(args.env_id).baseline is not None else "random")
+    if source == "random":
+        act = random_act(env)
+    else:
+        from parallax_zoo.loading import resolve_policy
+        from parallax_zoo.recording import policy_act
+
+        policy, _ = resolve_policy(source, args.env_id)
+        act = random_act(env) if isinstance(policy, str) else policy_act(policy)
     steps = args.steps or parallax_zoo.spec(args.env_id).max_steps or 100
-    frames = record_episode(env, random_act(env), jax.random.key(args.seed), steps)
-    out = save_gif(frames, args.out or f"{args.env_id.replace('/', '_')}.gif", fps=args.fps)
-    print(f"wrote {out} ({len(frames)} frames of {frames.shape[2]}x{frames.shape[1]})")
+    frames = record_episode(env, act, jax.random.key(args.seed), steps)
+    out = save_gif(frames, args.out or f"{args.env_id.replace('/', '-')}.gif", fps=args.fps)
+    print(f"wrote {out}: {source} playing {args.env_id}, {len(frames)} frames of {frames.shape[2]}x{frames.shape[1]}")
     return 0
 
 
@@ -151,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     render = commands.add_parser("render", help="a GIF of a policy playing one episode")
     render.add_argument("env_id")
+    render.add_argument("--policy", help="baseline | random | hub:REPO@REV | PATH (default: the baseline if pinned)")
     render.add_argument("--out", help="GIF path (default: ENV_ID.gif)")
     render.add_argument("--steps", type=int, default=None, help="frames to record (default: the env's max_steps)")
     render.add_argument("--seed", type=int, default=0)
