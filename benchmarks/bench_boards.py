@@ -1,15 +1,29 @@
 """Board-game throughput: Parallax Zoo's TicTacToe, ConnectFour, Othello against Pgx, side by side.
 
-Each run plays random legal moves in `num_envs` games under `jax.vmap` inside
-one jitted `lax.scan`, resetting finished games the same way for both
-libraries (a fresh batch of initial states selected where a game is done:
-`VmapWrapper`'s selective reset for ours). Both sample the move from one
-legal-action row per game with the same sampler (ours: the row of the player
-to move; the waiting player plays the no-op).
-Candidates are timed interleaved in one process; the table shows the median
-env steps per second, compile time separately, and the ratio ours / Pgx.
+Each run is one jitted `lax.scan` over `num_envs` games. Every scan step of
+both loops does the same things:
 
-    python benchmarks/bench_boards.py [--quick]
+1. split the loop key in three (loop key, action key, reset key);
+2. draw one uniformly random legal move per game with `random_legal` from one
+   mask row per game of the same width (Pgx: `legal_action_mask`; ours: the
+   two players' rows or-ed without the no-op, see `random_turn_action`; the
+   waiting player plays the no-op);
+3. step every game with `jax.vmap` (ours: `VmapWrapper.step`, which returns
+   full `MARLState`s: both players' observations, masks and rewards, the
+   global observation; Pgx: `State`s with the mover's observation, mask and
+   rewards);
+4. reset finished games: split the reset key into one key per game, build a
+   batch of initial states from those keys (ours: `VmapWrapper.reset`; Pgx:
+   `jax.vmap(env.init)`, which also draws the first player from its key), and
+   select them with `jnp.where` where a game is done (ours: the selective
+   `reset(key=, state=, done=)`).
+
+Candidates are compiled first (compile time reported separately), then timed
+interleaved in one process, `--repeats` times each. The table shows the median
+env steps per second and the median and range of the per-repeat ratio
+ours / Pgx (each repeat times both back to back, so the ratio is paired).
+
+    python benchmarks/bench_boards.py [--quick] [--repeats N] [--steps-budget N]
 """
 
 from __future__ import annotations
@@ -36,21 +50,27 @@ from parallax_zoo.envs.tictactoe import TicTacToe  # noqa: E402
 
 
 def random_legal(key: PRNGKeyArray, mask: Bool[Array, "... actions"]) -> Int[Array, "..."]:
-    """A uniformly random legal action per mask row: one uniform draw, then the k-th legal index."""
-    count = mask.sum(axis=-1)
+    """A uniformly random legal action per mask row: one uniform draw, then the k-th legal index.
+
+    The legal count is the last running count, so the row is summed once.
+    """
+    running = jnp.cumsum(mask, axis=-1, dtype=jnp.int32)
+    count = running[..., -1]
     u = jax.random.uniform(key, count.shape)
     k = jnp.minimum((u * count).astype(jnp.int32), count - 1)
-    return jnp.argmax(jnp.cumsum(mask, axis=-1) > k[..., None], axis=-1).astype(jnp.int32)
+    return jnp.argmax(running > k[..., None], axis=-1).astype(jnp.int32)
 
 
 def random_turn_action(key: PRNGKeyArray, mask: Bool[Array, "... 2 actions"]) -> Int[Array, "... 2"]:
     """A random legal joint action for a turn-based board game: a random legal move for the player to move, the no-op for the other.
 
-    The player to move is the slot with a legal action other than the no-op
-    (the last index); sampling one row keeps the sampler's work equal to Pgx's.
+    The waiting player's row allows only the no-op (the last index), so the
+    mover's moves are the two rows or-ed without that index: one row per game
+    of the same width as Pgx's mask, drawn by the same `random_legal`. Slot 0
+    is the mover exactly when its no-op is not allowed.
     """
-    slot0_moves = mask[..., 0, :-1].any(axis=-1)
-    move = random_legal(key, jnp.where(slot0_moves[..., None], mask[..., 0, :], mask[..., 1, :]))
+    move = random_legal(key, mask[..., 0, :-1] | mask[..., 1, :-1])
+    slot0_moves = ~mask[..., 0, -1]
     no_op = mask.shape[-1] - 1
     return jnp.stack([jnp.where(slot0_moves, move, no_op), jnp.where(slot0_moves, no_op, move)], axis=-1)
 
@@ -137,6 +157,12 @@ class Candidate:
         return self.num_envs * self.num_steps / statistics.median(self.times)
 
 
+def paired_ratios(ours: Candidate, peer: Candidate) -> list[float]:
+    """Ours' speed over the peer's, repeat by repeat (both timed back to back in each repeat)."""
+    assert ours.times and peer.times
+    return sorted(p / o for o, p in zip(ours.times, peer.times, strict=True))
+
+
 def candidates(batch_sizes: list[int], steps_for: Callable[[int], int]) -> list[Candidate]:
     """Every game at every batch size, ours and Pgx's."""
     games: list[tuple[str, Any, str | None]] = [
@@ -158,9 +184,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer steps and repeats (a smoke run)")
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per candidate (default 7, quick 3)")
+    parser.add_argument(
+        "--steps-budget", type=int, default=None,
+        help="env steps per timed run, spread over the batch (default 1_000_000, quick 20_000; 64 to 2_000 scan steps)",
+    )
     args = parser.parse_args()
     repeats = args.repeats or (3 if args.quick else 7)
-    budget = 20_000 if args.quick else 200_000
+    budget = args.steps_budget or (20_000 if args.quick else 1_000_000)
 
     def steps_for(num_envs: int) -> int:
         return max(64, min(2_000, budget // num_envs))
@@ -176,17 +206,19 @@ def main() -> None:
 
     print(f"\nmedian env steps/s over {repeats} interleaved runs (random legal moves, reset when done)")
     print(f"{'game':<13} {'envs':>5} {'steps':>6} {'ours steps/s':>14} {'pgx steps/s':>14} {'ours/pgx':>9} "
-          f"{'ours compile s':>15} {'pgx compile s':>14}")
+          f"{'ratio range':>12} {'ours compile s':>15} {'pgx compile s':>14}")
     by_key = {(c.game, c.library, c.num_envs): c for c in runs}
     for c in runs:
         if c.library != "ours":
             continue
         peer = by_key.get((c.game, "pgx", c.num_envs))
         peer_rate = f"{peer.steps_per_second:14.3e}" if peer else f"{'-':>14}"
-        ratio = f"{c.steps_per_second / peer.steps_per_second:9.2f}" if peer else f"{'-':>9}"
+        ratios = paired_ratios(c, peer) if peer else []
+        ratio = f"{statistics.median(ratios):9.2f}" if peer else f"{'-':>9}"
+        spread = f"{ratios[0]:5.2f}-{ratios[-1]:<6.2f}" if peer else f"{'-':>12}"
         peer_compile = f"{peer.compile_s:14.2f}" if peer else f"{'-':>14}"
         print(f"{c.game:<13} {c.num_envs:>5} {c.num_steps:>6} {c.steps_per_second:14.3e} {peer_rate} {ratio} "
-              f"{c.compile_s:15.2f} {peer_compile}")
+              f"{spread:>12} {c.compile_s:15.2f} {peer_compile}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from jaxtyping import PRNGKeyArray
 
 import parallax_zoo
 from parallax_zoo import hub
+from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.agents import checkpoint
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.policy import Policy
@@ -64,7 +65,7 @@ def resolve_config(env_id: str, config: str | os.PathLike[str] | PPOConfig | Non
         loaded = config
     else:
         candidates = [Path(config)] if config is not None else [
-            hub.mirror_root() / hub.baseline_dirname(env_id) / checkpoint.CONFIG_FILE,
+            hub.mirror_folder(env_id) / checkpoint.CONFIG_FILE,
             default_config_path(env_id),
         ]
         path = next((p for p in candidates if p.is_file()), None)
@@ -155,13 +156,10 @@ def plot_curve(returns: np.ndarray, steps_per_update: int, env_id: str, path: Pa
     axes.set_title(env_id)
     axes.legend(loc="lower right")
     figure.tight_layout()
-    temporary = path.with_name(f".{path.name}.tmp")
     try:
-        figure.savefig(temporary, format="png")
-        temporary.replace(path)
+        atomic_write(path, lambda temporary: figure.savefig(temporary, format="png"))
     finally:
         plt.close(figure)
-        temporary.unlink(missing_ok=True)
 
 
 def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]) -> str:
@@ -171,9 +169,9 @@ def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]
         f"{algorithm} trained {config.total_timesteps:,} env steps per seed on {config.num_envs} envs x "
         f"{config.num_steps} steps, seeds {seeds} vmapped; these are seed {seeds[0]}'s weights."
     )
-    outcomes = {name: result[name] for name in ("win", "draw", "loss") if name in result}
-    if outcomes:
-        text += " Outcomes: " + ", ".join(f"{name} {value}" for name, value in outcomes.items()) + " (see eval.json)."
+    for opponent, record in result.get("opponents", {}).items():
+        text += (f" Against {opponent}: win {record['win']:.1%}, draw {record['draw']:.1%}, "
+                 f"loss {record['loss']:.1%} (see eval.json).")
     return text
 
 
@@ -187,7 +185,7 @@ def train_baseline(
 ) -> Path:
     """Train `seeds` seeds (`seed`, `seed + 1`, ...) and write seed `seed`'s baseline folder; returns the folder.
 
-    `out_dir` defaults to `hub.mirror_root() / hub.baseline_dirname(env_id)`.
+    `out_dir` defaults to `hub.mirror_folder(env_id)`.
     The same arguments always produce the same weights.
     """
     from parallax_zoo.evaluation import evaluate
@@ -195,7 +193,7 @@ def train_baseline(
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1 (the curve shows mean and spread over them), got {seeds}")
     resolved = resolve_config(env_id, config)
-    folder = Path(out_dir) if out_dir is not None else hub.mirror_root() / hub.baseline_dirname(env_id)
+    folder = Path(out_dir) if out_dir is not None else hub.mirror_folder(env_id)
     env = parallax_zoo.make(env_id)
     seed_list = [seed + i for i in range(seeds)]
     policies, returns = train_seeds(resolved, env, seed_list, progress)
@@ -207,11 +205,11 @@ def train_baseline(
     saved, _ = checkpoint.load(folder, env)
     result = evaluate(env_id, saved).to_json()
     record = {**result, "training_seeds": seed_list, "policy_seed": seed}
-    hub.write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(resolved)["algorithm"]
     card = hub.model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
         seed=seed, description=card_description(resolved, seed_list, result),
     )
-    hub.write_text_atomic(folder / CARD_FILE, card)
+    write_text_atomic(folder / CARD_FILE, card)
     return folder

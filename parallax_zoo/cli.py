@@ -12,6 +12,7 @@ import jax
 
 import parallax_zoo
 from parallax_zoo import hub
+from parallax_zoo.registry import RegistryError
 from parallax_zoo.envs.rendering import save_gif
 from parallax_zoo.recording import random_act, record_episode
 
@@ -51,9 +52,48 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from parallax_zoo.evaluation import evaluate
+    from parallax_zoo.loading import resolve_policy
+
+    policy, name = resolve_policy(args.policy, args.env_id)
+    result = evaluate(args.env_id, policy, name=name)
+    low, high = result.ci95
+    print(f"{args.env_id}  {name}: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
+          f"(95% CI [{low:.3f}, {high:.3f}])")
+    for opponent, record in result.opponents.items():
+        print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}")
+    reference = parallax_zoo.spec(args.env_id).reference_score
+    if reference is not None:
+        print(f"  reference score of the baseline: {reference:.3f}")
+    if args.out:
+        print(f"  written to {result.save(args.out)}")
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from parallax_zoo.leaderboard import leaderboard, load_results
+    from parallax_zoo.loading import resolve_policy
+
+    results = load_results(args.results) if args.results else []
+    entrants: dict[str, dict[str, object]] = {}
+    for entry in args.entrant or []:
+        env_id, _, source = entry.partition("=")
+        if not source:
+            raise ValueError(f"--entrant takes ENV_ID=POLICY (POLICY: baseline, random, hub:REPO@REV or a folder), got {entry!r}")
+        policy, name = resolve_policy(source, env_id)
+        entrants.setdefault(env_id, {})[name] = policy
+    board = leaderboard(results, entrants)  # type: ignore[arg-type]
+    print(board.to_markdown())
+    if args.out:
+        for path in board.write(args.out).values():
+            print(f"wrote {path}")
+    return 0
+
+
 def _download(args: argparse.Namespace) -> int:
     pin = _pin(args.env_id)
-    folder = hub.fetch_baseline(pin, hub.mirror_root() / hub.baseline_dirname(args.env_id))
+    folder = hub.fetch_baseline(pin, hub.mirror_folder(args.env_id))
     print(f"{args.env_id}: {pin.repo_id}@{pin.revision}, every file's sha256 verified, in {folder}")
     return 0
 
@@ -61,7 +101,7 @@ def _download(args: argparse.Namespace) -> int:
 def _push(args: argparse.Namespace) -> int:
     env_spec = parallax_zoo.spec(args.env_id)
     repo_id = args.repo_id or (env_spec.baseline.repo_id if env_spec.baseline else hub.baseline_repo_id(args.env_id))
-    pin = hub.push_baseline(hub.mirror_root() / hub.baseline_dirname(args.env_id), repo_id, private=args.private)
+    pin = hub.push_baseline(hub.mirror_folder(args.env_id), repo_id, private=args.private)
     print(f"pushed {args.env_id} to {repo_id} at revision {pin.revision}; pin it in registry.yaml:\n")
     print(hub.format_pin(pin))
     return 0
@@ -88,13 +128,28 @@ def _pin(env_id: str) -> hub.BaselinePin:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    """Download (or find in the mirror) a baseline, check it, evaluate it against its reference, render it."""
+    from parallax_zoo.evaluation import evaluate
+    from parallax_zoo.loading import load_baseline
+    from parallax_zoo.recording import policy_act
+
+    env_id = args.env_id
+    env_spec = parallax_zoo.spec(env_id)
+    pin = _pin(env_id)
     print(parallax_zoo.registry_table())
-    out = Path(args.out)
-    for env_id in ("GridWorld-v0", "Race-v0"):
-        env = parallax_zoo.make(env_id)
-        frames = record_episode(env, random_act(env), jax.random.key(0), parallax_zoo.spec(env_id).max_steps or 50)
-        path = save_gif(frames, out / f"{env_id}.gif")
-        print(f"\n{env_id}: a random policy's episode rendered to {path}")
+    print(f"\n{env_id}: baseline {pin.repo_id}@{pin.revision}")
+    policy = load_baseline(env_id)
+    print(f"  fetched from the local mirror, the Hub cache or the Hub, {len(pin.files)} files sha256-verified")
+    result = evaluate(env_id, policy, name="baseline")
+    low, high = result.ci95
+    print(f"  evaluated: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
+          f"(95% CI [{low:.3f}, {high:.3f}]); reference score {env_spec.reference_score:.3f}")
+    random_result = evaluate(env_id, "random")
+    print(f"  the uniformly random policy scores {random_result.mean:.3f}")
+    env = parallax_zoo.make(env_id)
+    frames = record_episode(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
+    path = save_gif(frames, Path(args.out) / f"{env_id.replace('/', '-')}.gif")
+    print(f"  an episode of the baseline rendered to {path}")
     return 0
 
 
@@ -125,6 +180,18 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--pin", action="store_true", help="pin the folder's hashes and score in registry.yaml")
     train.set_defaults(run=_train)
 
+    evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
+    evaluate.add_argument("env_id")
+    evaluate.add_argument("--policy", default="baseline", help="baseline | random | hub:REPO@REV | PATH (default: baseline)")
+    evaluate.add_argument("--out", help="write the result as JSON here")
+    evaluate.set_defaults(run=_eval)
+
+    board = commands.add_parser("leaderboard", help="rank results and entrants as Markdown, CSV and HTML")
+    board.add_argument("--results", help="a folder of eval JSON files (from `eval --out`)")
+    board.add_argument("--entrant", action="append", help="ENV_ID=POLICY, evaluated here; repeatable")
+    board.add_argument("--out", help="folder for leaderboard.md, .csv and .html")
+    board.set_defaults(run=_leaderboard)
+
     download = commands.add_parser("download", help="fetch a baseline at its pinned revision and verify it")
     download.add_argument("env_id")
     download.set_defaults(run=_download)
@@ -135,8 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--private", action="store_true")
     push.set_defaults(run=_push)
 
-    demo = commands.add_parser("demo", help="the registry, and an episode of two envs rendered")
-    demo.add_argument("--out", default="demo", help="folder for the GIFs")
+    demo = commands.add_parser("demo", help="a baseline fetched and verified, evaluated against its reference, rendered")
+    demo.add_argument("env_id", nargs="?", default="Race-v0")
+    demo.add_argument("--out", default="demo", help="folder for the GIF")
     demo.set_defaults(run=_demo)
     return parser
 
@@ -146,7 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (parallax_zoo.registry.RegistryError, hub.HubError, hub.BaselinePinError, ValueError) as error:
+    except (RegistryError, hub.HubError, hub.BaselinePinError, ValueError, LookupError,
+            FileNotFoundError) as error:
         print(f"parallax-zoo {args.command}: {error}", file=sys.stderr)
         return 2
 

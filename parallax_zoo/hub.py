@@ -17,7 +17,6 @@ import logging
 import math
 import os
 import re
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -175,6 +174,11 @@ def baseline_dirname(env_id: str) -> str:
 def baseline_repo_id(env_id: str) -> str:
     """The Hub repo a baseline is pinned to before a push says otherwise: "parallax-zoo/<baseline_dirname>"."""
     return f"parallax-zoo/{baseline_dirname(env_id)}"
+
+
+def mirror_folder(env_id: str) -> Path:
+    """An env's own folder in the mirror: `mirror_root() / baseline_dirname(env_id)` (`gymnax-CartPole-v1`)."""
+    return mirror_root() / baseline_dirname(env_id)
 
 
 def hub_endpoint() -> str:
@@ -461,14 +465,3 @@ parallax-zoo train {env_id} --seed {seed_text}
 - `curve.png`: the training curve
 """
     return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n{body}"
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a text file through a temporary name in the same folder, renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)

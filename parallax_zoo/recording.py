@@ -7,7 +7,7 @@ an env has the same static shape.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -16,6 +16,9 @@ from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import action_mask_of
 from parallax.spaces import sample_legal
+
+if TYPE_CHECKING:
+    from parallax_zoo.agents.policy import Policy
 
 ActFn = Callable[[Any, PRNGKeyArray], Array]
 """`act(state, key) -> action`: how a policy is called while recording."""
@@ -26,6 +29,17 @@ def random_act(env: Any) -> ActFn:
 
     def act(state: Any, key: PRNGKeyArray) -> Array:
         return sample_legal(env.action_space, key=key, mask=action_mask_of(state))
+
+    return act
+
+
+def policy_act(policy: Policy, greedy: bool = True) -> ActFn:
+    """A trained policy as an `act` function: its most likely action (or a sample) in every slot."""
+    from parallax_zoo.agents.slots import read_slots
+
+    def act(state: Any, key: PRNGKeyArray) -> Array:
+        action, _, _ = policy.act_slots(read_slots(state), key, greedy=greedy)
+        return policy.env_action(action)
 
     return act
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from parallax_zoo import hub
+from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.registry import EnvSpec, Registry
 
 PINNED_KEYS = ("baseline", "reference_score")
@@ -85,5 +86,5 @@ def pin_baseline(env_id: str, folder: Path, registry_path: str | os.PathLike[str
     updated = Registry.from_yaml(text, source=str(path)).spec(env_id)
     if updated.baseline != pin or updated.reference_score != score:
         raise ValueError(f"pinning {env_id} in {path} did not round-trip; the file was left unchanged")
-    hub.write_text_atomic(path.resolve(), text)
+    write_text_atomic(path.resolve(), text)
     return updated

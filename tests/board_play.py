@@ -92,3 +92,23 @@ def check_turn_invariants(env: Any, before: MARLState, after: MARLState) -> None
     winners = np.asarray(after.env_state.winner)[ended]
     expected = np.where(winners[:, None] < 0, 0.0, np.where(np.arange(2)[None, :] == winners[:, None], 1.0, -1.0))
     np.testing.assert_array_equal(game_over_reward, expected)
+    check_observations(env, after)
+
+
+def check_observations(env: Any, state: MARLState) -> None:
+    """Each player's int8 view is the board times its mark (+1 slot 0, -1 slot 1), plus a my-turn plane where
+    the env has one; the global observation is slot 0's board then whose turn it is."""
+    cells = np.asarray(state.env_state.board).astype(np.int64)
+    to_move = np.asarray(state.env_state.to_move)
+    board = cells.reshape(cells.shape[:-1] + (env.height, env.width))
+    observation = np.asarray(state.agents.observation)
+    assert observation.dtype == np.int8
+    views = observation[..., 0] if env.turn_plane else observation
+    np.testing.assert_array_equal(views[..., 0, :, :], board)
+    np.testing.assert_array_equal(views[..., 1, :, :], -board)
+    if env.turn_plane:
+        my_turn = np.arange(2) == to_move[..., None]
+        np.testing.assert_array_equal(observation[..., 1], np.broadcast_to(my_turn[..., None, None], views.shape))
+    global_observation = np.asarray(state.global_observation)
+    assert global_observation.dtype == np.int8
+    np.testing.assert_array_equal(global_observation, np.concatenate([cells, to_move[..., None]], axis=-1))

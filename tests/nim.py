@@ -10,11 +10,14 @@ multiple of 3, so a trained policy beats the random player clearly.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax import Agents, MARLState, Space, spaces, stack_space
+from parallax_zoo.agents.slots import Slots
 
 MAX_PILE = 9
 TAKE_ONE, TAKE_TWO, NO_OP = 0, 1, 2
@@ -55,3 +58,42 @@ class Nim:
         winner = jnp.where(illegal, 1 - mover, mover)
         reward = jnp.where(finished, jnp.where(jnp.arange(2) == winner, 1.0, -1.0), 0.0)
         return self._state(pile, 1 - mover, reward, finished, state.step_count + 1, state.key)
+
+
+@dataclass(frozen=True)
+class PerfectNim:
+    """Leaves a multiple of 3 whenever it can (take pile % 3), else takes one."""
+
+    def act_slots(self, slots: Slots, key):
+        pile = jnp.argmax(slots.observation[..., : MAX_PILE + 1], axis=-1)
+        my_turn = slots.observation[..., MAX_PILE + 1] > 0
+        move = jnp.where(pile % 3 == 2, TAKE_TWO, TAKE_ONE)
+        action = jnp.where(my_turn, move, NO_OP).astype(jnp.int32)
+        return action, jnp.zeros(action.shape), jnp.zeros(action.shape)
+
+    def value(self, slots: Slots):
+        return jnp.zeros(slots.active.shape)
+
+    def env_action(self, action):
+        return action
+
+
+@dataclass(frozen=True)
+class CarelessNim:
+    """Plays like `PerfectNim` with probability `skill`, else takes one or two at random."""
+
+    skill: float = 0.5
+
+    def act_slots(self, slots: Slots, key):
+        perfect, _, _ = PerfectNim().act_slots(slots, key)
+        careless_key, choice_key = jax.random.split(key)
+        careless = jax.random.bernoulli(careless_key, 1.0 - self.skill, perfect.shape)
+        guess = jax.random.randint(choice_key, perfect.shape, TAKE_ONE, TAKE_TWO + 1)
+        action = jnp.where(careless & (perfect != NO_OP), guess, perfect).astype(jnp.int32)
+        return action, jnp.zeros(action.shape), jnp.zeros(action.shape)
+
+    def value(self, slots: Slots):
+        return jnp.zeros(slots.active.shape)
+
+    def env_action(self, action):
+        return action

@@ -39,6 +39,38 @@ def test_render_writes_a_gif_of_the_episode(tmp_path, capsys):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_download_without_a_pin_says_how_to_get_one():
-    with pytest.raises(SystemExit, match="no baseline pinned"):
-        main(["download", "GridWorld-v0"])
+def test_download_and_demo_without_a_pin_say_how_to_get_one():
+    import parallax_zoo
+
+    parallax_zoo.register(
+        {"id": "Unpinned-v0", "entry_point": "parallax_zoo.envs.gridworld:GridWorld", "max_steps": 10}, override=True
+    )
+    for command in (["download", "Unpinned-v0"], ["demo", "Unpinned-v0"]):
+        with pytest.raises(SystemExit, match="no baseline pinned.*parallax-zoo train Unpinned-v0"):
+            main(command)
+
+
+def test_eval_random_prints_the_score_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "result.json"
+    assert main(["eval", "TicTacToe-v0", "--policy", "random", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "TicTacToe-v0  random:" in printed and "vs random: win" in printed
+    assert out.is_file()
+
+
+def test_eval_of_a_missing_policy_folder_says_what_a_policy_is(capsys):
+    assert main(["eval", "GridWorld-v0", "--policy", "no/such/folder"]) == 2
+    assert "'baseline', 'random', 'hub:REPO@REVISION'" in capsys.readouterr().err
+
+
+def test_leaderboard_from_a_results_folder(tmp_path, capsys):
+    assert main(["eval", "Race-v0", "--policy", "random", "--out", str(tmp_path / "results" / "race.json")]) == 0
+    assert main(["leaderboard", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "board")]) == 0
+    printed = capsys.readouterr().out
+    assert "| Race-v0 | 1 | random |" in printed
+    assert sorted(p.name for p in (tmp_path / "board").iterdir()) == ["leaderboard.csv", "leaderboard.html", "leaderboard.md"]
+
+
+def test_leaderboard_entrant_needs_env_and_policy(capsys):
+    assert main(["leaderboard", "--entrant", "Race-v0"]) == 2
+    assert "ENV_ID=POLICY" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from board_reference import connect_four_drop, has_line
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parallax import Discrete, check_env, stack_space
+from parallax import Box, Discrete, check_env, stack_space
 from parallax_zoo.envs.connect_four import ConnectFour
 from parallax_zoo.envs.rendering import BLUE, RED, WHITE, YELLOW
 
@@ -34,8 +34,8 @@ def test_check_env_passes() -> None:
 
 def test_spaces() -> None:
     assert ENV.action_space == stack_space(Discrete(8), 2)
-    assert ENV.observation_space.shape == (2, 6, 7, 2)
-    assert ENV.global_observation_space.shape == (43,)
+    assert ENV.observation_space == stack_space(Box(-1, 1, (6, 7), jnp.int8), 2)
+    assert ENV.global_observation_space == Box(-1, 1, (43,), jnp.int8)
 
 
 @pytest.mark.parametrize(
@@ -169,3 +169,26 @@ def test_render_text() -> None:
         "O to move",
     ])
     assert ENV.render_text(state) == expected
+
+
+def test_line_cells_lists_every_four_in_a_row_once() -> None:
+    from parallax_zoo.envs.board import line_cells
+
+    lines = line_cells(6, 7, 4)
+    assert len(lines) == 6 * 4 + 7 * 3 + 2 * 3 * 4  # across, down, both diagonals
+    assert len({tuple(sorted(line)) for line in lines.tolist()}) == len(lines)
+    for line in lines.tolist():
+        cells = [0] * 42
+        for cell in line:
+            cells[cell] = 1
+        assert has_line(cells, 6, 7, 1, 4), line
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.booleans(), min_size=42, max_size=42))
+def test_column_bit_sets_find_four_in_a_row_like_the_reference(pieces: list[bool]) -> None:
+    from parallax_zoo.envs.connect_four import _four_in_a_row
+
+    columns = [sum(1 << (5 - row) for row in range(6) if pieces[row * 7 + col]) for col in range(7)]
+    expected = has_line([int(p) for p in pieces], 6, 7, 1, 4)
+    assert bool(_four_in_a_row(jnp.asarray(columns, jnp.int32))) == expected

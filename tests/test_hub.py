@@ -25,6 +25,7 @@ from huggingface_hub import HfApi, ModelCard, ModelCardData, constants, metadata
 from safetensors.numpy import load_file, save_file
 
 from hub_server import HubServer
+from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.hub import (
     BaselineIntegrityError,
     BaselinePin,
@@ -35,7 +36,6 @@ from parallax_zoo.hub import (
     format_pin,
     model_card,
     push_baseline,
-    write_text_atomic,
 )
 
 REPO = "parallax-zoo/Race-v0"

@@ -11,7 +11,7 @@ from board_reference import othello_flips, othello_legal, othello_play
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parallax import Discrete, check_env, stack_space
+from parallax import Box, Discrete, check_env, stack_space
 from parallax_zoo.envs.othello import Othello
 from parallax_zoo.envs.rendering import BLACK, GREEN, WHITE
 
@@ -42,8 +42,8 @@ def test_check_env_passes() -> None:
 
 def test_spaces() -> None:
     assert ENV.action_space == stack_space(Discrete(66), 2)
-    assert ENV.observation_space.shape == (2, 8, 8, 3)
-    assert ENV.global_observation_space.shape == (65,)
+    assert ENV.observation_space == stack_space(Box(-1, 1, (8, 8, 2), jnp.int8), 2)
+    assert ENV.global_observation_space == Box(-1, 1, (65,), jnp.int8)
 
 
 def test_opening_position_and_first_move() -> None:
@@ -61,9 +61,12 @@ def test_opening_position_and_first_move() -> None:
     assert legal_cells(after, 1) == {18, 20, 34}
     assert legal_cells(after, 0) == {NO_OP}
     obs = np.asarray(after.agents.observation)
-    np.testing.assert_array_equal(obs[1, :, :, 2], 1.0)  # O's turn plane
-    np.testing.assert_array_equal(obs[0, :, :, 2], 0.0)
-    np.testing.assert_array_equal(obs[1, 4, 4, :2], [1.0, 0.0])
+    assert obs.dtype == np.int8
+    np.testing.assert_array_equal(obs[1, :, :, 1], 1)  # O's turn plane
+    np.testing.assert_array_equal(obs[0, :, :, 1], 0)
+    np.testing.assert_array_equal(obs[0, :, :, 0], expected)  # X's view: own discs +1
+    np.testing.assert_array_equal(obs[1, :, :, 0], -expected)  # O's view: the same board, signs swapped
+    np.testing.assert_array_equal(after.global_observation, np.append(expected.reshape(64), 1))  # slot 0's board, O to move
 
 
 def test_flips_in_all_eight_directions() -> None:

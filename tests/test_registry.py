@@ -68,7 +68,7 @@ def test_list_envs_is_sorted_and_holds_the_native_and_adapted_envs() -> None:
     assert ids == sorted(ids)
     assert set(NATIVE_IDS) <= set(ids)
     assert {"gymnax/CartPole-v1", "gymnax/Acrobot-v1", "brax/ant", "mjx/CartpoleBalance"} <= set(ids)
-    assert parallax_zoo.list_envs(tag="zero-sum") == ["TeamRace-v0"]
+    assert parallax_zoo.list_envs(tag="zero-sum") == ["ConnectFour-v0", "Othello-v0", "TeamRace-v0", "TicTacToe-v0"]
 
 
 @pytest.mark.parametrize("env_id", _registered_id_params())

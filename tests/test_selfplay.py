@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Int
 
-from nim import MAX_PILE, NO_OP, TAKE_ONE, TAKE_TWO, Nim
+from nim import Nim, PerfectNim
 from parallax import Agents, MARLState, TimeLimit
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import RandomPlayer
@@ -19,24 +19,6 @@ from parallax_zoo.agents.slots import Slots
 
 ENV = TimeLimit(Nim(), max_steps=20)
 MODEL = model_for(ENV, MAPPOConfig())
-
-
-@dataclass(frozen=True)
-class PerfectNim:
-    """Leaves a multiple of 3 whenever it can (take pile % 3), else takes one."""
-
-    def act_slots(self, slots: Slots, key):
-        pile = jnp.argmax(slots.observation[..., : MAX_PILE + 1], axis=-1)
-        my_turn = slots.observation[..., MAX_PILE + 1] > 0
-        move = jnp.where(pile % 3 == 2, TAKE_TWO, TAKE_ONE)
-        action = jnp.where(my_turn, move, NO_OP).astype(jnp.int32)
-        return action, jnp.zeros(action.shape), jnp.zeros(action.shape)
-
-    def value(self, slots: Slots):
-        return jnp.zeros(slots.active.shape)
-
-    def env_action(self, action):
-        return action
 
 
 def play(first, second, episodes=256):

@@ -11,7 +11,7 @@ from board_reference import has_line
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parallax import Discrete, check_env, stack_space
+from parallax import Box, Discrete, check_env, stack_space
 from parallax_zoo.envs.rendering import BLUE, WHITE
 from parallax_zoo.envs.tictactoe import TicTacToe
 
@@ -30,8 +30,8 @@ def test_check_env_passes() -> None:
 def test_spaces() -> None:
     assert ENV.num_agents == 2
     assert ENV.action_space == stack_space(Discrete(10), 2)
-    assert ENV.observation_space.shape == (2, 3, 3, 2)
-    assert ENV.global_observation_space.shape == (10,)
+    assert ENV.observation_space == stack_space(Box(-1, 1, (3, 3), jnp.int8), 2)
+    assert ENV.global_observation_space == Box(-1, 1, (10,), jnp.int8)
 
 
 def test_reset_masks_and_observation() -> None:
@@ -100,11 +100,12 @@ def test_masks_and_observations_follow_the_board() -> None:
     np.testing.assert_array_equal(mask[0], [False, True, True, True, False, True, True, True, True, False])
     np.testing.assert_array_equal(mask[1], [False] * 9 + [True])
     obs = np.asarray(state.agents.observation)
-    assert obs.dtype == np.float32
-    np.testing.assert_array_equal(obs[0, 1, 1], [1.0, 0.0])  # X's own piece
-    np.testing.assert_array_equal(obs[0, 0, 0], [0.0, 1.0])
-    np.testing.assert_array_equal(obs[1], obs[0][..., ::-1])  # O sees the same board with roles swapped
-    np.testing.assert_array_equal(state.global_observation, [-1, 0, 0, 0, 1, 0, 0, 0, 0, 0])
+    assert obs.dtype == np.int8
+    np.testing.assert_array_equal(obs[0], [[-1, 0, 0], [0, 1, 0], [0, 0, 0]])  # X: own centre +1, O's corner -1
+    np.testing.assert_array_equal(obs[1], [[1, 0, 0], [0, -1, 0], [0, 0, 0]])  # O sees the same board with roles swapped
+    global_observation = np.asarray(state.global_observation)
+    assert global_observation.dtype == np.int8
+    np.testing.assert_array_equal(global_observation, [-1, 0, 0, 0, 1, 0, 0, 0, 0, 0])
 
 
 @settings(max_examples=25, deadline=None)
@@ -170,3 +171,13 @@ def test_render_text() -> None:
     assert ENV.render_text(play(ENV, [0, 3, 1, 4, 2])[-1]).endswith("X wins")
     with pytest.raises(ValueError, match="unbatched"):
         ENV.render_text(jax.tree.map(lambda x: jnp.stack([x, x]), state))
+
+
+def test_line_table_matches_the_reference_for_every_set_of_cells() -> None:
+    from parallax_zoo.envs.board import line_cells
+    from parallax_zoo.envs.tictactoe import _HAS_LINE
+
+    assert len(line_cells(3, 3, 3)) == 8  # 3 rows, 3 columns, 2 diagonals
+    for bits in range(1 << 9):
+        cells = [(bits >> cell) & 1 for cell in range(9)]
+        assert bool(_HAS_LINE[bits]) == has_line(cells, 3, 3, 1, 3), bits

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import yaml
 from safetensors.numpy import load_file, save_file
 
 from parallax_zoo.agents.mappo import MAPPOConfig
+from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import PPOConfig, model_for
@@ -50,24 +50,10 @@ def flatten(tree: Any) -> dict[str, np.ndarray]:
     return {"/".join(_key_name(entry) for entry in path): np.asarray(leaf) for path, leaf in leaves}
 
 
-def _atomic_write(path: Path, write: Any) -> None:
-    """Call `write(temporary_path)`, then rename onto `path`; the temporary file never survives a failure."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
-
-
 def save_policy(policy: Policy, path: str | os.PathLike[str]) -> None:
     """Write the policy's params (and normaliser statistics) to a safetensors file."""
     tensors = {name: np.array(value, order="C") for name, value in flatten(policy).items()}
-    _atomic_write(Path(path), lambda temporary: save_file(tensors, temporary, metadata={"format": "parallax-zoo"}))
+    atomic_write(path, lambda temporary: save_file(tensors, str(temporary), metadata={"format": "parallax-zoo"}))
 
 
 def load_policy(path: str | os.PathLike[str], template: Policy) -> Policy:
@@ -141,7 +127,7 @@ def config_from_dict(data: dict[str, Any]) -> PPOConfig:
 def save_config(config: PPOConfig, path: str | os.PathLike[str]) -> None:
     """Write `config.yaml`: the algorithm, every hyperparameter and the package versions."""
     text = yaml.safe_dump({**config_to_dict(config), "versions": _versions()}, sort_keys=False)
-    _atomic_write(Path(path), lambda temporary: Path(temporary).write_text(text))
+    write_text_atomic(path, text)
 
 
 def load_config(path: str | os.PathLike[str]) -> PPOConfig:

@@ -56,6 +56,17 @@ class Policy:
     params: Params
     normalizer: ObsNormalizer | None = None
 
+    def check_fits(self, env: Any) -> None:
+        """Raise `ValueError` unless this policy's networks fit `env`, listing the expected and the found shapes."""
+        expected = actor_critic_for(env)
+        fields = ("num_agents", "observation_shape", "obs_dim", "head")
+        found = {name: getattr(self.model, name) for name in fields}
+        wanted = {name: getattr(expected, name) for name in fields}
+        wrong = [name for name in fields if found[name] != wanted[name]]
+        if wrong:
+            lines = "; ".join(f"{name}: the env needs {wanted[name]}, the policy has {found[name]}" for name in wrong)
+            raise ValueError(f"this policy does not fit {env!r}: {lines}. Load a policy trained on this env.")
+
     def _observation(self, slots: Slots) -> Array:
         if self.normalizer is None:
             return slots.observation

@@ -36,7 +36,7 @@ def sides(state: MARLState) -> Array:
 def head_to_head(
     env: Any, player: RolloutPolicy, opponent: RolloutPolicy, key: PRNGKeyArray, num_episodes: int, max_steps: int
 ) -> Results:
-    """Win, draw and loss rates and mean return of `player` against `opponent` over each env's first episode.
+    """Win, draw and loss rates, mean return and per-episode `side_returns` of `player` against `opponent`.
 
     Episode `e` seats `player` on side `e % num_sides` (a team, or a single
     slot where the env has no teams) and `opponent` on every other slot; the
@@ -56,6 +56,7 @@ def head_to_head(
         "draw": jnp.mean(mine == 0),
         "loss": jnp.mean(mine < 0),
         "return": jnp.mean(mine),
+        "side_returns": mine,
     }
 
 

@@ -7,7 +7,8 @@ move (seed 000, rules 3 and 5). An illegal move by the player to move loses
 the game; the waiting player's action is ignored entirely (rule 1).
 
 Boards are flat `int8` arrays in row-major order: `+1` is a piece of slot 0,
-`-1` a piece of slot 1, `0` an empty cell.
+`-1` a piece of slot 1, `0` an empty cell. Observations stay `int8` (each
+player's board signed from its side); learners cast them to float.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from parallax_zoo.envs.rendering import Color, Image, canvas, cell_coordinates, 
 NUM_PLAYERS = 2
 NO_WINNER = -1
 SYMBOLS = {1: "X", -1: "O", 0: "."}
+_SLOT_MARKS = np.array([1, -1], np.int8)  # each slot's cell value, as in `mark_of`
 
 
 @jax.tree_util.register_dataclass
@@ -43,27 +45,27 @@ def mark_of(player: Int[Array, ""]) -> Int8[Array, ""]:
     return (1 - 2 * player).astype(jnp.int8)
 
 
-def has_line(pieces: Bool[Array, "height width"], length: int) -> Bool[Array, ""]:
-    """True when `pieces` holds `length` in a row: across, down, or along either diagonal.
-
-    Built from static slices only, so it is elementwise work that XLA fuses (no gathers).
-    """
-    height, width = pieces.shape
-    rows, cols = height - length + 1, width - length + 1
-    across = down = diagonal = anti_diagonal = jnp.bool_(True)
-    for k in range(length):
-        across = across & pieces[:, k : cols + k]
-        down = down & pieces[k : rows + k, :]
-        diagonal = diagonal & pieces[k : rows + k, k : cols + k]
-        anti_diagonal = anti_diagonal & pieces[k : rows + k, length - 1 - k : width - k]
-    return jnp.any(across) | jnp.any(down) | jnp.any(diagonal) | jnp.any(anti_diagonal)
+def line_cells(height: int, width: int, length: int) -> np.ndarray:
+    """Every `length`-in-a-row on a `height x width` board as flat cell indices, one line per row (built once, outside jit)."""
+    grid = np.arange(height * width).reshape(height, width)
+    lines = []
+    for row_step, col_step in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        for row in range(height):
+            for col in range(width):
+                rows = row + row_step * np.arange(length)
+                cols = col + col_step * np.arange(length)
+                if rows.max() < height and 0 <= cols.min() and cols.max() < width:
+                    lines.append(grid[rows, cols])
+    return np.array(lines, np.int32)
 
 
 def mover_move(state: MARLState, action: Int[Array, " 2"]) -> tuple[Int[Array, ""], Bool[Array, ""]]:
     """The move of the player to move, and whether it is legal (in range and allowed by its action mask).
 
     The waiting player's entry of `action` is never read (rule 1). A one-hot
-    match instead of an index keeps out-of-range moves illegal and avoids a gather.
+    match instead of an index keeps out-of-range moves illegal. Being a
+    reduction, XLA computes it once per env; an elementwise test is re-fused
+    by XLA:CPU into the loop of every output leaf and of the selective reset.
     """
     action_mask = state.agents.action_mask
     if action_mask is None:
@@ -107,13 +109,14 @@ def outcome_rewards(winner: Int[Array, ""], ended: Bool[Array, ""]) -> Float[Arr
 
 
 def observation_space(height: int, width: int, turn_plane: bool) -> Space:
-    """Per-player planes of a `height x width` board (own pieces, opponent pieces[, my turn]), stacked on the agent axis."""
-    return stack_space(Box(0.0, 1.0, (height, width, 3 if turn_plane else 2)), NUM_PLAYERS)
+    """Per-player int8 views of a `height x width` board, stacked on the agent axis (see `observe`)."""
+    shape = (height, width, 2) if turn_plane else (height, width)
+    return stack_space(Box(-1, 1, shape, jnp.int8), NUM_PLAYERS)
 
 
 def global_observation_space(cells: int) -> Space:
     """The centralised critic's input: slot 0's signed board (+1 own, -1 opponent, 0 empty), then whose turn (0 or 1)."""
-    return Box(-1.0, 1.0, (cells + 1,))
+    return Box(-1, 1, (cells + 1,), jnp.int8)
 
 
 def action_space(num_actions: int) -> Space:
@@ -123,27 +126,25 @@ def action_space(num_actions: int) -> Space:
 
 def observe(
     board: Int8[Array, " cells"], to_move: Int[Array, ""], height: int, width: int, turn_plane: bool
-) -> Float[Array, "2 height width planes"]:
-    """Each player's float32 view: its own pieces, its opponent's pieces[, and a plane of ones on its turn].
+) -> Int8[Array, "2 height width *planes"]:
+    """Each player's int8 view of the board: +1 its own pieces, -1 its opponent's, 0 empty.
 
-    The turn plane is for games where whose turn it is cannot be read off the
-    piece count (Othello's passes). Both players' views are written on every
-    step, so they are kept small, and built arithmetically from the signed
-    board (measured cheaper on XLA:CPU than comparisons and casts).
+    With `turn_plane`, each view is `(height, width, 2)`: the signed board, then
+    a plane that is 1 on that player's turn and 0 otherwise (for games where
+    whose turn it is cannot be read off the piece count, Othello's passes).
+    Both players' views are written on every step, so they are one int8
+    multiply of the board; learners cast them to float themselves.
     """
-    signed = board.reshape(height, width).astype(jnp.float32)
-    slot0, slot1 = jnp.maximum(signed, 0.0), jnp.maximum(-signed, 0.0)
-    planes0, planes1 = [slot0, slot1], [slot1, slot0]
-    if turn_plane:
-        turn0 = jnp.broadcast_to(jnp.where(to_move == 0, 1.0, 0.0), signed.shape)
-        planes0.append(turn0)
-        planes1.append(1.0 - turn0)
-    return jnp.stack([jnp.stack(planes0, axis=-1), jnp.stack(planes1, axis=-1)])
+    views = board.reshape(1, height, width) * _SLOT_MARKS.reshape(NUM_PLAYERS, 1, 1)
+    if not turn_plane:
+        return views
+    my_turn = (jnp.arange(NUM_PLAYERS, dtype=to_move.dtype) == to_move).astype(jnp.int8).reshape(NUM_PLAYERS, 1, 1)
+    return jnp.stack([views, jnp.broadcast_to(my_turn, views.shape)], axis=-1)
 
 
-def global_observe(board: Int8[Array, " cells"], to_move: Int[Array, ""]) -> Float[Array, " cells_plus_one"]:
-    """Slot 0's signed board followed by whose turn it is: a fixed-shape input for a centralised critic."""
-    return jnp.concatenate([board, to_move.astype(jnp.int8)[None]]).astype(jnp.float32)
+def global_observe(board: Int8[Array, " cells"], to_move: Int[Array, ""]) -> Int8[Array, " cells_plus_one"]:
+    """Slot 0's signed board followed by whose turn it is: a fixed-shape int8 input for a centralised critic."""
+    return jnp.concatenate([board, to_move.astype(jnp.int8)[None]])
 
 
 def game_state(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Int, Int8, PRNGKeyArray
+from jaxtyping import Array, Bool, Int, Int8, PRNGKeyArray
 
 from parallax.core import MARLState, require_key
 from parallax.spaces import Space, check_action
@@ -28,13 +28,33 @@ from parallax_zoo.envs.rendering import BLUE, RED, WHITE, YELLOW, Image
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class ConnectFourState(BoardState):
-    """A board position plus each column's number of pieces, so a drop needs no search down the column."""
+    """A board position plus each column's number of pieces and each player's pieces as per-column bit sets.
+
+    Bit `r` of `columns[player, c]` is that player's piece `r` rows above the
+    bottom of column `c`, so a drop is one shift and four in a row is a few
+    shifts and ands (no search down a column, no gather over the board).
+    """
 
     heights: Int8[Array, " 7"]
+    columns: Int[Array, "2 7"]
+
+
+def _four_in_a_row(columns: Int[Array, " 7"]) -> Bool[Array, ""]:
+    """True when one player's per-column bit sets hold four in a row: up a column, across, or along a diagonal.
+
+    The three sideways tests share one reduction; a concatenation of all four
+    before reducing measured about 1.4x slower batched steps on XLA:CPU.
+    """
+    vertical = columns & (columns >> 1) & (columns >> 2) & (columns >> 3)
+    a, b, c, d = columns[0:4], columns[1:5], columns[2:6], columns[3:7]
+    across = a & b & c & d
+    rising = a & (b >> 1) & (c >> 2) & (d >> 3)
+    falling = a & (b << 1) & (c << 2) & (d << 3)
+    return jnp.any(vertical != 0) | jnp.any((across | rising | falling) != 0)
 
 
 class ConnectFour:
-    """Four in a row on a 6x7 board; observations are (own, opponent) planes per player."""
+    """Four in a row on a 6x7 board; each player observes the int8 board signed from its side (+1 own, -1 opponent)."""
 
     num_agents: int = board.NUM_PLAYERS
     height: int = 6
@@ -55,6 +75,7 @@ class ConnectFour:
             to_move=jnp.int32(0),
             winner=jnp.int32(board.NO_WINNER),
             heights=jnp.zeros((self.width,), jnp.int8),
+            columns=jnp.zeros((board.NUM_PLAYERS, self.width), jnp.int32),
         )
         return self._state(game, jnp.ones((self.width,), jnp.bool_), jnp.bool_(False), jnp.int32(0), key)
 
@@ -69,9 +90,12 @@ class ConnectFour:
         cell = row * self.width + move
         placed = jnp.where(legal & (jnp.arange(self.height * self.width) == cell), mark, game.board)
         heights = game.heights + dropped.astype(jnp.int8)
-        won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 4)
+        drop_bits = jnp.where(dropped, jnp.left_shift(1, game.heights.astype(jnp.int32)), 0)
+        mover_columns = jnp.where(game.to_move == 0, game.columns[0], game.columns[1]) | drop_bits
+        columns = jnp.where((jnp.arange(board.NUM_PLAYERS) == game.to_move)[:, None], mover_columns, game.columns)
+        won = legal & _four_in_a_row(mover_columns)
         winner, ended = board.placement_outcome(legal, won, jnp.all(heights == self.height), game.to_move)
-        next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights)
+        next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights, columns=columns)
         return self._state(next_game, heights < self.height, ended, state.step_count + 1, state.key)
 
     def _state(self, game: ConnectFourState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:

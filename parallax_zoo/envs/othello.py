@@ -83,7 +83,7 @@ def _flips(placed: Bool[Array, " 64"], own: Bool[Array, " 64"], opponent: Bool[A
 
 
 class Othello:
-    """Othello on 8x8 with passes; observations are (own, opponent, my turn) planes per player."""
+    """Othello on 8x8 with passes; each player observes (signed board, my turn) int8 planes, since passes hide whose turn it is."""
 
     num_agents: int = board.NUM_PLAYERS
     height: int = SIZE

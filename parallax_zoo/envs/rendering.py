@@ -8,13 +8,14 @@ the canvas size is fixed by the env's config.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, UInt8
+
+from parallax_zoo.atomic import atomic_write
 
 Color = tuple[int, int, int]
 
@@ -124,16 +125,10 @@ def save_gif(frames: Sequence[np.ndarray] | np.ndarray, path: str | os.PathLike,
     frames = np.asarray(frames, dtype=np.uint8)
     if frames.ndim != 4 or frames.shape[-1] != 3 or len(frames) == 0:
         raise ValueError(f"save_gif expects frames of shape (T, H, W, 3) with T >= 1, got {frames.shape}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     images = [PILImage.fromarray(frame) for frame in frames]
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
+
+    def write(temporary: Path) -> None:
         images[0].save(temporary, format="GIF", save_all=True, append_images=images[1:],
                        duration=max(1, round(1000 / fps)), loop=0)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+
+    return atomic_write(path, write)

@@ -11,7 +11,11 @@ player's action is ignored entirely.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Int, PRNGKeyArray
 
 from parallax.core import MARLState, require_key
@@ -21,8 +25,27 @@ from parallax_zoo.envs.board import BoardState
 from parallax_zoo.envs.rendering import BLUE, GREY, ORANGE, WHITE, Image, canvas, cell_coordinates, grid_lines, paint
 
 
+def _has_line_table() -> np.ndarray:
+    """For every 9-bit set of cells (bit `row * 3 + col`), whether it holds three in a row (built once, outside jit)."""
+    lines = board.line_cells(3, 3, 3)
+    line_bits = (1 << lines).sum(axis=1)
+    sets = np.arange(1 << 9)[:, None]
+    return np.any((sets & line_bits) == line_bits, axis=1)
+
+
+_HAS_LINE = _has_line_table()
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class TicTacToeState(BoardState):
+    """A board position plus each player's pieces as a 9-bit set, so legality and lines are bit tests."""
+
+    pieces: Int[Array, " 2"]
+
+
 class TicTacToe:
-    """Three in a row on a 3x3 board; observations are (own, opponent) planes per player."""
+    """Three in a row on a 3x3 board; each player observes the int8 board signed from its side (+1 own, -1 opponent)."""
 
     num_agents: int = board.NUM_PLAYERS
     height: int = 3
@@ -39,22 +62,34 @@ class TicTacToe:
         """The empty board, X (slot 0) to move."""
         require_key(key, "TicTacToe.reset")
         cells = self.height * self.width
-        game = BoardState(board=jnp.zeros((cells,), jnp.int8), to_move=jnp.int32(0), winner=jnp.int32(board.NO_WINNER))
+        game = TicTacToeState(
+            board=jnp.zeros((cells,), jnp.int8),
+            to_move=jnp.int32(0),
+            winner=jnp.int32(board.NO_WINNER),
+            pieces=jnp.zeros((board.NUM_PLAYERS,), jnp.int32),
+        )
         return self._state(game, jnp.ones((cells,), jnp.bool_), jnp.bool_(False), jnp.int32(0), key)
 
     def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
-        """Play the mover's cell; a win, a full board or an illegal move ends the game."""
+        """Play the mover's cell; a win, a full board or an illegal move ends the game.
+
+        The line test is one lookup of the mover's 9-bit set of cells in a
+        table of all 512 sets.
+        """
         check_action(self.action_space, action, (), "TicTacToe.step")
-        game: BoardState = state.env_state
+        game: TicTacToeState = state.env_state
+        cells = self.height * self.width
         move, legal = board.mover_move(state, action)
-        mark = board.mark_of(game.to_move)
-        placed = jnp.where(legal & (jnp.arange(self.height * self.width) == move), mark, game.board)
-        won = legal & board.has_line((placed == mark).reshape(self.height, self.width), 3)
+        placed_bit = jnp.where(legal, jnp.left_shift(jnp.int32(1), jnp.clip(move, 0, cells - 1)), 0)
+        mover_pieces = jnp.where(game.to_move == 0, game.pieces[0], game.pieces[1]) | placed_bit
+        pieces = jnp.where(jnp.arange(board.NUM_PLAYERS) == game.to_move, mover_pieces, game.pieces)
+        placed = jnp.where(legal & (jnp.arange(cells) == move), board.mark_of(game.to_move), game.board)
+        won = jnp.asarray(_HAS_LINE)[mover_pieces]
         winner, ended = board.placement_outcome(legal, won, jnp.all(placed != 0), game.to_move)
-        next_game = BoardState(board=placed, to_move=1 - game.to_move, winner=winner)
+        next_game = TicTacToeState(board=placed, to_move=1 - game.to_move, winner=winner, pieces=pieces)
         return self._state(next_game, placed == 0, ended, state.step_count + 1, state.key)
 
-    def _state(self, game: BoardState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
+    def _state(self, game: TicTacToeState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         return board.game_state(
             env_state=game, legal_moves=legal_moves, ended=ended,
             height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,

@@ -1,0 +1,234 @@
+"""The fixed evaluation protocol, its results, and the leaderboard built on them.
+
+Every env id gets one protocol (DESIGN.md section 7): a fixed episode count,
+episode seeds split from a root key derived from the id, greedy actions, and
+for zero-sum games fixed opponents (the uniformly random player, and the
+baseline where one is pinned) met from every seat in turn. Results carry the
+mean, std and 95% confidence interval of the episode scores, and serialise to
+JSON with everything needed to compare them later.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import parallax_zoo
+from parallax_zoo.agents.players import Greedy, RandomPlayer
+from parallax_zoo.agents.policy import Policy, actor_critic_for
+from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
+from parallax_zoo.agents.selfplay import head_to_head
+from parallax_zoo.atomic import write_text_atomic
+
+RANDOM = "random"
+"""The name of the uniformly random player, usable wherever a policy is."""
+
+PROTOCOL_VERSION = 1
+VERSIONED_PACKAGES = ("parallax-zoo", "jax", "jaxlib", "flax")
+
+
+@dataclass(frozen=True)
+class EvalProtocol:
+    """How an env id is evaluated: fixed for the id, so results are comparable across policies."""
+
+    env_id: str
+    episodes: int
+    root_seed: int
+    max_steps: int
+    greedy: bool = True
+    zero_sum: bool = False
+    opponents: tuple[str, ...] = ()
+    version: int = PROTOCOL_VERSION
+
+
+def protocol(env_id: str) -> EvalProtocol:
+    """The protocol of `env_id`: 128 episodes (zero-sum: against each opponent, both seats equally)."""
+    env_spec = parallax_zoo.spec(env_id)
+    zero_sum = "zero-sum" in env_spec.tags
+    opponents = (RANDOM, "baseline") if zero_sum and env_spec.baseline is not None else (RANDOM,) if zero_sum else ()
+    return EvalProtocol(
+        env_id=env_id,
+        episodes=128,
+        root_seed=zlib.crc32(env_id.encode()) & 0x7FFFFFFF,
+        max_steps=env_spec.max_steps or 1000,
+        zero_sum=zero_sum,
+        opponents=opponents,
+    )
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Scores of one policy under one env's protocol.
+
+    `scores` holds one number per episode: the return (single-agent), the mean
+    of the slots' returns (cooperative multi-agent), or the policy's side's
+    return against the first opponent (zero-sum: +1 win, 0 draw, -1 loss).
+    `opponents` gives win/draw/loss and the mean against each opponent.
+    """
+
+    env_id: str
+    policy: str
+    protocol: EvalProtocol
+    scores: tuple[float, ...]
+    per_agent: tuple[float, ...] = ()
+    opponents: dict[str, dict[str, float]] = field(default_factory=dict)
+    finished: float = 1.0
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def episodes(self) -> int:
+        return len(self.scores)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.scores))
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.scores))
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        """The normal-approximation 95% confidence interval of the mean."""
+        half = 1.96 * self.std / math.sqrt(self.episodes)
+        return (self.mean - half, self.mean + half)
+
+    @property
+    def env_version(self) -> int | None:
+        """The `N` of the id's `-vN`, if it has one."""
+        head, _, version = self.env_id.rpartition("-v")
+        return int(version) if head and version.isdigit() else None
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything about the result as plain JSON data."""
+        return {
+            "env_id": self.env_id,
+            "env_version": self.env_version,
+            "policy": self.policy,
+            "protocol": {**asdict(self.protocol), "opponents": list(self.protocol.opponents)},
+            "episodes": self.episodes,
+            "mean": self.mean,
+            "std": self.std,
+            "ci95": list(self.ci95),
+            "finished": self.finished,
+            "per_agent": list(self.per_agent),
+            "opponents": self.opponents,
+            "scores": list(self.scores),
+            "versions": self.versions,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvalResult:
+        """The inverse of `to_json`."""
+        fields = dict(data["protocol"])
+        fields["opponents"] = tuple(fields["opponents"])
+        return cls(
+            env_id=data["env_id"],
+            policy=data["policy"],
+            protocol=EvalProtocol(**fields),
+            scores=tuple(data["scores"]),
+            per_agent=tuple(data.get("per_agent", ())),
+            opponents=data.get("opponents", {}),
+            finished=data.get("finished", 1.0),
+            versions=data.get("versions", {}),
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result as JSON (through a temporary file)."""
+        path = Path(path)
+        write_text_atomic(path, json.dumps(self.to_json(), indent=2) + "\n")
+        return path
+
+
+def _versions() -> dict[str, str]:
+    found = {}
+    for package in VERSIONED_PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+def as_player(env: Any, policy: Policy | RolloutPolicy | str, greedy: bool) -> RolloutPolicy:
+    """What acts for `policy`: the random player for `"random"`, a `Policy` greedy or sampling, any other player as is."""
+    if isinstance(policy, Policy):
+        return Greedy(policy) if greedy else policy
+    if isinstance(policy, str):
+        if policy != RANDOM:
+            raise ValueError(f"evaluate: a policy is a Policy, a player or {RANDOM!r}, got the string {policy!r}")
+        return RandomPlayer(actor_critic_for(env))
+    if not all(hasattr(policy, name) for name in ("act_slots", "value", "env_action")):
+        raise TypeError(f"evaluate: expected a parallax_zoo Policy, a player or {RANDOM!r}, got {type(policy).__name__}")
+    return policy
+
+
+def evaluate(
+    env_id: str,
+    policy: Policy | RolloutPolicy | str,
+    *,
+    name: str | None = None,
+    baseline: Policy | None = None,
+    episodes: int | None = None,
+) -> EvalResult:
+    """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env_id` under its fixed protocol.
+
+    Zero-sum games also play the pinned `baseline` where the protocol lists it
+    (pass it to avoid a second load). `episodes` overrides the protocol's count
+    for quick looks only: such a result does not compare with published ones.
+    """
+    fixed = protocol(env_id)
+    if episodes is not None:
+        fixed = EvalProtocol(**{**asdict(fixed), "episodes": episodes})
+    env = parallax_zoo.make(env_id)
+    if isinstance(policy, Policy):
+        policy.check_fits(env)
+    player = as_player(env, policy, fixed.greedy)
+    key = jax.random.key(fixed.root_seed)
+    label = name or (policy if isinstance(policy, str) else type(policy).__name__)
+    if not fixed.zero_sum:
+        returns, finished = jax.jit(lambda k: play_episodes(env, player, k, fixed.episodes, fixed.max_steps))(key)
+        returns = np.asarray(returns)
+        scores = returns.mean(axis=-1)
+        return EvalResult(
+            env_id=env_id,
+            policy=label,
+            protocol=fixed,
+            scores=tuple(float(s) for s in scores),
+            per_agent=tuple(float(s) for s in returns.mean(axis=0)),
+            finished=float(np.mean(finished)),
+            versions=_versions(),
+        )
+    results: dict[str, dict[str, float]] = {}
+    first_scores: tuple[float, ...] = ()
+    for index, opponent_name in enumerate(fixed.opponents):
+        opponent = _opponent(env_id, env, opponent_name, baseline)
+        match = jax.jit(lambda k: head_to_head(env, player, opponent, k, fixed.episodes, fixed.max_steps))(
+            jax.random.fold_in(key, index)
+        )
+        side_returns = np.asarray(match.pop("side_returns"))
+        results[opponent_name] = {k: float(v) for k, v in match.items()}
+        if index == 0:
+            first_scores = tuple(float(s) for s in side_returns)
+    return EvalResult(
+        env_id=env_id, policy=label, protocol=fixed, scores=first_scores, opponents=results, versions=_versions()
+    )
+
+
+def _opponent(env_id: str, env: Any, name: str, baseline: Policy | None) -> RolloutPolicy:
+    if name == RANDOM:
+        return RandomPlayer(actor_critic_for(env))
+    if baseline is None:
+        from parallax_zoo.loading import load_baseline
+
+        baseline = load_baseline(env_id)
+    return Greedy(baseline)

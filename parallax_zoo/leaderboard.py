@@ -1,0 +1,223 @@
+"""The leaderboard: evaluation results ranked per env, normalised, and Elo for zero-sum games.
+
+Scores are normalised per env so that 0 is the uniformly random player and 1
+the pinned baseline (its reference score). For zero-sum games the entrants
+with policies also meet in a round robin (with the random player and the
+baseline); Elo ratings come from a Bradley-Terry fit to those games, draws
+counting half, anchored so that the random player rates 1000.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import html
+import io
+import itertools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jax
+import numpy as np
+
+import parallax_zoo
+from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.selfplay import head_to_head
+from parallax_zoo.evaluation import RANDOM, EvalProtocol, EvalResult, as_player, evaluate, protocol
+from parallax_zoo.atomic import write_text_atomic
+
+RANDOM_ELO = 1000.0
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """Games between two entrants, counted from the first one's side."""
+
+    wins: int
+    draws: int
+    losses: int
+
+
+def elo_ratings(records: Mapping[tuple[str, str], MatchRecord], anchor: str = RANDOM, iterations: int = 2000) -> dict[str, float]:
+    """Elo ratings that best explain `records` (Bradley-Terry maximum likelihood; draws count half a win each way).
+
+    Every pair also gets one virtual draw, which keeps ratings finite when an
+    entrant wins every game. `anchor` is rated `RANDOM_ELO`.
+    """
+    names = sorted({name for pair in records for name in pair})
+    index = {name: i for i, name in enumerate(names)}
+    wins = np.zeros((len(names), len(names)))
+    for (a, b), record in records.items():
+        i, j = index[a], index[b]
+        wins[i, j] += record.wins + 0.5 * record.draws + 0.5
+        wins[j, i] += record.losses + 0.5 * record.draws + 0.5
+    games = wins + wins.T
+    strength = np.ones(len(names))
+    for _ in range(iterations):
+        denominator = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
+        strength = wins.sum(axis=1) / denominator
+        strength /= np.exp(np.mean(np.log(strength)))
+    ratings = 400.0 * np.log10(strength)
+    offset = RANDOM_ELO - ratings[index[anchor]] if anchor in index else RANDOM_ELO - ratings.mean()
+    return {name: float(ratings[index[name]] + offset) for name in names}
+
+
+def round_robin(
+    env_id: str, entrants: Mapping[str, Policy | RolloutPolicy | str], episodes: int | None = None
+) -> dict[tuple[str, str], MatchRecord]:
+    """Every pair of entrants plays `episodes` games (both seats equally) under `env_id`'s protocol."""
+    fixed = protocol(env_id)
+    count = episodes or fixed.episodes
+    env = parallax_zoo.make(env_id)
+    players = {name: as_player(env, policy, fixed.greedy) for name, policy in entrants.items()}
+    records = {}
+    for index, (a, b) in enumerate(itertools.combinations(sorted(players), 2)):
+        key = jax.random.fold_in(jax.random.key(fixed.root_seed), 1000 + index)
+        result = jax.jit(lambda k, a=a, b=b: head_to_head(env, players[a], players[b], k, count, fixed.max_steps))(key)
+        records[(a, b)] = MatchRecord(
+            wins=round(float(result["win"]) * count),
+            draws=round(float(result["draw"]) * count),
+            losses=round(float(result["loss"]) * count),
+        )
+    return records
+
+
+@dataclass(frozen=True)
+class Row:
+    env_id: str
+    entrant: str
+    mean: float
+    ci95: tuple[float, float]
+    episodes: int
+    normalised: float | None
+    elo: float | None = None
+
+
+@dataclass
+class Leaderboard:
+    """Ranked rows, best first within each env; renders as Markdown, CSV and a self-contained HTML page."""
+
+    rows: list[Row] = field(default_factory=list)
+
+    COLUMNS = ("env", "rank", "entrant", "score", "95% CI", "normalised", "Elo", "episodes")
+
+    def _cells(self) -> list[tuple[str, ...]]:
+        cells = []
+        for env_id, group in itertools.groupby(self.rows, key=lambda row: row.env_id):
+            for rank, row in enumerate(group, start=1):
+                cells.append((
+                    env_id,
+                    str(rank),
+                    row.entrant,
+                    f"{row.mean:.3f}",
+                    f"[{row.ci95[0]:.3f}, {row.ci95[1]:.3f}]",
+                    "-" if row.normalised is None else f"{row.normalised:.3f}",
+                    "-" if row.elo is None else f"{row.elo:.0f}",
+                    str(row.episodes),
+                ))
+        return cells
+
+    def to_markdown(self) -> str:
+        lines = ["| " + " | ".join(self.COLUMNS) + " |", "|" + "---|" * len(self.COLUMNS)]
+        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in self._cells()]
+        return "\n".join(lines) + "\n"
+
+    def to_csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(self.COLUMNS)
+        writer.writerows(self._cells())
+        return buffer.getvalue()
+
+    def to_html(self) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self._cells())
+        style = (
+            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+            "th,td{border:1px solid #ccc;padding:4px 10px;text-align:left}th{background:#f3f3f3}"
+        )
+        return (
+            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Parallax Zoo leaderboard</title>"
+            f"<style>{style}</style></head><body><h1>Parallax Zoo leaderboard</h1>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
+        )
+
+    def write(self, folder: str | Path) -> dict[str, Path]:
+        """Write `leaderboard.md`, `.csv` and `.html` into `folder`."""
+        folder = Path(folder)
+        outputs = {"md": self.to_markdown(), "csv": self.to_csv(), "html": self.to_html()}
+        paths = {}
+        for suffix, text in outputs.items():
+            paths[suffix] = folder / f"leaderboard.{suffix}"
+            write_text_atomic(paths[suffix], text)
+        return paths
+
+
+def normalise(score: float, random_score: float, baseline_score: float | None) -> float | None:
+    """0 for the random player's score, 1 for the baseline's; None without a baseline or when they coincide."""
+    if baseline_score is None or math.isclose(baseline_score, random_score):
+        return None
+    return (score - random_score) / (baseline_score - random_score)
+
+
+def _scored_alike(a: EvalProtocol, b: EvalProtocol) -> bool:
+    """Whether two protocols score episodes alike: all but the list of extra opponents agrees."""
+    return dataclasses.replace(a, opponents=()) == dataclasses.replace(b, opponents=())
+
+
+def load_results(folder: str | Path) -> list[EvalResult]:
+    """Every evaluation result (`*.json` written by `EvalResult.save`) in `folder`."""
+    results = []
+    for path in sorted(Path(folder).glob("*.json")):
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and {"env_id", "protocol", "scores"} <= set(data):
+            results.append(EvalResult.from_json(data))
+    return results
+
+
+def leaderboard(
+    results: Sequence[EvalResult] = (),
+    entrants: Mapping[str, Mapping[str, Policy | RolloutPolicy | str]] | None = None,
+) -> Leaderboard:
+    """Rank `results` plus the `entrants` (per env id: name -> policy), evaluated here.
+
+    Only results under the current protocol of their env are ranked. Zero-sum
+    envs with entrants also get Elo ratings from a round robin among them, the
+    random player and the baseline (where pinned).
+    """
+    by_env: dict[str, dict[str, EvalResult]] = {}
+    for result in results:
+        if _scored_alike(result.protocol, protocol(result.env_id)):
+            by_env.setdefault(result.env_id, {})[result.policy] = result
+    entrants = entrants or {}
+    for env_id, named in entrants.items():
+        for name, policy in named.items():
+            by_env.setdefault(env_id, {})[name] = evaluate(env_id, policy, name=name)
+    rows: list[Row] = []
+    for env_id in sorted(by_env):
+        env_spec = parallax_zoo.spec(env_id)
+        random_score = evaluate(env_id, RANDOM).mean
+        ratings: dict[str, float] = {}
+        if env_id in entrants and "zero-sum" in env_spec.tags:
+            players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
+            if env_spec.baseline is not None:
+                from parallax_zoo.loading import load_baseline
+
+                players["baseline"] = load_baseline(env_id)
+            ratings = elo_ratings(round_robin(env_id, players))
+        ranked = sorted(by_env[env_id].values(), key=lambda r: r.mean, reverse=True)
+        for result in ranked:
+            rows.append(Row(
+                env_id=env_id,
+                entrant=result.policy,
+                mean=result.mean,
+                ci95=result.ci95,
+                episodes=result.episodes,
+                normalised=normalise(result.mean, random_score, env_spec.reference_score),
+                elo=ratings.get(result.policy),
+            ))
+    return Leaderboard(rows)

@@ -1,0 +1,73 @@
+"""Finding a policy by name: the pinned baseline, a local folder, a Hub repo, or the random player.
+
+One place that evaluation, the leaderboard and the command line all load
+policies through. A policy folder holds `config.yaml` and `model.safetensors`
+(`parallax_zoo.agents.checkpoint`); weights are safetensors only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import parallax_zoo
+from parallax_zoo import hub
+from parallax_zoo.agents import checkpoint
+from parallax_zoo.agents.policy import Policy
+from parallax_zoo.evaluation import RANDOM
+
+POLICY_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE)
+
+
+def load_folder(folder: str | Path, env: Any) -> Policy:
+    """The policy saved in `folder`, checked to fit `env`."""
+    folder = Path(folder)
+    missing = [name for name in POLICY_FILES if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder} is not a policy folder: it lacks {', '.join(missing)} (written by `parallax-zoo train`)")
+    policy, _ = checkpoint.load(folder, env)
+    policy.check_fits(env)
+    return policy
+
+
+def load_baseline(env_id: str) -> Policy:
+    """The baseline of `env_id` at the revision registry.yaml pins, every file's sha256 checked.
+
+    Looks in the local mirror (`baselines/` or `$PARALLAX_ZOO_BASELINES`), then the
+    Hub cache, then downloads; honours `HF_HUB_OFFLINE` and `HF_ENDPOINT`.
+    """
+    pin = parallax_zoo.spec(env_id).baseline
+    if pin is None:
+        raise LookupError(f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`")
+    folder = hub.fetch_baseline(pin, hub.mirror_folder(env_id))
+    return load_folder(folder, parallax_zoo.make(env_id))
+
+
+def load_hub(repo_and_revision: str, env_id: str) -> Policy:
+    """A policy from a Hub model repo, `REPO` or `REPO@REVISION`: only its config and safetensors are fetched."""
+    from huggingface_hub import snapshot_download
+
+    repo_id, _, revision = repo_and_revision.partition("@")
+    folder = snapshot_download(repo_id, revision=revision or None, allow_patterns=list(POLICY_FILES))
+    return load_folder(folder, parallax_zoo.make(env_id))
+
+
+def resolve_policy(source: str, env_id: str) -> tuple[Policy | str, str]:
+    """A policy named on the command line, and the name results record it under.
+
+    `baseline`, `random`, `hub:REPO[@REVISION]`, or a path to a policy folder.
+    """
+    if source == RANDOM:
+        return RANDOM, RANDOM
+    if source == "baseline":
+        pin = parallax_zoo.spec(env_id).baseline
+        label = "baseline" if pin is None else f"baseline:{pin.repo_id}@{pin.revision}"
+        return load_baseline(env_id), label
+    if source.startswith("hub:"):
+        return load_hub(source.removeprefix("hub:"), env_id), source
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(
+            f"no policy {source!r}: use 'baseline', 'random', 'hub:REPO@REVISION' or the path of a policy folder"
+        )
+    return load_folder(path, parallax_zoo.make(env_id)), str(path)

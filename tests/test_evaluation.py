@@ -1,0 +1,81 @@
+"""The fixed evaluation protocol and its results."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+import parallax_zoo
+from parallax_zoo.agents.checkpoint import initial_policy
+from parallax_zoo.agents.ppo import PPOConfig
+from parallax_zoo.evaluation import EvalResult, evaluate, protocol
+
+
+def test_protocol_is_fixed_per_env_id():
+    assert protocol("Race-v0") == protocol("Race-v0")
+    assert protocol("Race-v0").root_seed != protocol("GridWorld-v0").root_seed
+    assert protocol("TicTacToe-v0").zero_sum and protocol("TicTacToe-v0").opponents[0] == "random"
+    assert not protocol("GridWorld-v0").zero_sum
+    assert protocol("RespawnRace-v0").max_steps == parallax_zoo.spec("RespawnRace-v0").max_steps
+
+
+def test_same_policy_twice_gives_identical_results():
+    policy = initial_policy(PPOConfig(env_id="GridWorld-v0"), parallax_zoo.make("GridWorld-v0"))
+    first = evaluate("GridWorld-v0", policy, name="untrained")
+    second = evaluate("GridWorld-v0", policy, name="untrained")
+    assert first.scores == second.scores
+    assert first.to_json() == second.to_json()
+    assert first.episodes == protocol("GridWorld-v0").episodes
+
+
+def test_cooperative_result_has_per_agent_scores_and_statistics():
+    result = evaluate("Race-v0", "random")
+    assert len(result.per_agent) == 3
+    assert result.finished == 1.0
+    scores = np.asarray(result.scores)
+    assert result.mean == pytest.approx(scores.mean())
+    assert result.std == pytest.approx(scores.std())
+    low, high = result.ci95
+    assert low < result.mean < high
+    assert high - low == pytest.approx(2 * 1.96 * scores.std() / np.sqrt(len(scores)))
+    # A random racer moves every other step on average, so it finishes in about 20 of the 50 steps:
+    # 1 - 0.01 * 20 = 0.8, while always moving forward scores the optimal 0.9.
+    assert 0.7 < result.mean < 0.9
+
+
+def test_zero_sum_result_counts_wins_draws_and_losses_from_both_seats():
+    result = evaluate("TicTacToe-v0", "random")
+    record = result.opponents["random"]
+    assert record["win"] + record["draw"] + record["loss"] == pytest.approx(1.0)
+    assert set(np.unique(result.scores)) <= {-1.0, 0.0, 1.0}
+    assert result.mean == pytest.approx(record["win"] - record["loss"])
+
+
+def test_json_round_trip_and_atomic_save(tmp_path):
+    result = evaluate("GridWorld-v0", "random", episodes=8)
+    path = result.save(tmp_path / "gridworld.json")
+    data = json.loads(path.read_text())
+    assert data["env_id"] == "GridWorld-v0" and data["env_version"] == 0
+    assert data["episodes"] == 8 and len(data["scores"]) == 8
+    assert {"jax", "flax"} <= set(data["versions"])
+    assert EvalResult.from_json(data) == result
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gridworld.json"]
+
+
+def test_policy_for_another_env_is_refused_with_expected_and_found_shapes():
+    policy = initial_policy(PPOConfig(env_id="GridWorld-v0"), parallax_zoo.make("GridWorld-v0"))
+    with pytest.raises(ValueError) as caught:
+        evaluate("Race-v0", policy)
+    message = str(caught.value)
+    assert "num_agents: the env needs 3, the policy has 1" in message
+    assert "observation_shape: the env needs (3, 3), the policy has (4,)" in message
+
+
+def test_unknown_policy_names_are_refused():
+    with pytest.raises(ValueError, match="'random'"):
+        evaluate("GridWorld-v0", "greedy-ish")
+    with pytest.raises(TypeError, match="Policy"):
+        evaluate("GridWorld-v0", jax.numpy.zeros(3))  # type: ignore[arg-type]
