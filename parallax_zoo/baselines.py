@@ -113,8 +113,15 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
     def run(state: TrainState) -> tuple[TrainState, Metrics]:
         return jax.lax.scan(update, state, None, length=length)
 
+    init_one = jax.jit(init)
+
+    def init_seeds(keys: PRNGKeyArray) -> TrainState:
+        # One seed at a time: XLA:CPU's batched QR (the orthogonal initialiser under vmap) can deadlock.
+        states = [init_one(key) for key in keys]
+        return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *states)
+
     return SegmentedTraining(
-        init=jax.jit(jax.vmap(init)),
+        init=init_seeds,
         run=jax.jit(jax.vmap(run)),
         policy=lambda state: Policy(model, state.params, state.normalizer),
         count=count,

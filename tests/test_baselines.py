@@ -68,12 +68,11 @@ def test_model_card_front_matter_carries_the_measured_score(trained: Path) -> No
 
 def test_segments_train_the_same_weights_as_one_jitted_run() -> None:
     env = parallax_zoo.make("GridWorld-v0")
-    keys = jax.numpy.stack([jax.random.key(0), jax.random.key(1)])
-    whole, _ = jax.jit(jax.vmap(make_train(TINY, env)))(keys)
-    segmented, returns = train_seeds(TINY, env, [0, 1], progress=False)
-    assert returns.shape == (2, TINY.num_updates)
+    whole, _ = jax.jit(make_train(TINY, env))(jax.random.key(3))
+    segmented, returns = train_seeds(TINY, env, [3], progress=False)
+    assert returns.shape == (1, TINY.num_updates)
     for a, b in zip(jax.tree_util.tree_leaves(whole), jax.tree_util.tree_leaves(segmented), strict=True):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[0])
 
 
 def test_segment_lengths_divide_the_updates() -> None:
