@@ -24,16 +24,17 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import PRNGKeyArray
+from jaxtyping import Array, PRNGKeyArray
 
 import parallax_zoo
 from parallax_zoo import hub
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.agents import checkpoint
 from parallax_zoo.agents.mappo import MAPPOConfig
+from parallax_zoo.agents.players import Greedy, RandomPlayer
 from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.agents.ppo import (
-    Metrics,
     PPOConfig,
     TrainState,
     init_train_state,
@@ -91,9 +92,12 @@ class SegmentedTraining:
     """A training run cut into equal jitted segments: `init(keys)`, then `run(state)` `count` times, then `policy(state)`."""
 
     init: Callable[[PRNGKeyArray], TrainState]
-    run: Callable[[TrainState], tuple[TrainState, Metrics]]
+    run: Callable[[TrainState, PRNGKeyArray], tuple[TrainState, Array]]
     policy: Callable[[TrainState], Policy]
     count: int
+    steps_per_point: int
+    """Env steps per seed between two points of the curve `run` returns."""
+    curve_label: str
 
 
 def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
@@ -110,8 +114,17 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
             key = jax.random.split(key)[0]  # mappo.make_train's train key; the other half seeds its snapshot matches
         return init_train_state(config, model, training_env, optimizer, key)
 
-    def run(state: TrainState) -> tuple[TrainState, Metrics]:
-        return jax.lax.scan(update, state, None, length=length)
+    self_play = isinstance(config, MAPPOConfig) and config.self_play
+
+    def run(state: TrainState, key: PRNGKeyArray) -> tuple[TrainState, Array]:
+        """`length` updates; the curve's points: each update's training return, or for self-play (whose
+        training return is 0 by symmetry) the greedy policy's return against the random player at the end."""
+        state, metrics = jax.lax.scan(update, state, None, length=length)
+        if not self_play:
+            return state, metrics["episode_return"]
+        policy = Policy(model, state.params, state.normalizer)
+        match = head_to_head(env, Greedy(policy), RandomPlayer(model), key, config.eval_episodes, config.eval_max_steps)
+        return state, match["return"][None]
 
     init_one = jax.jit(init)
 
@@ -122,14 +135,18 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
 
     return SegmentedTraining(
         init=init_seeds,
-        run=jax.jit(jax.vmap(run)),
+        run=jax.jit(jax.vmap(run, in_axes=(0, None))),
         policy=lambda state: Policy(model, state.params, state.normalizer),
         count=count,
+        steps_per_point=config.num_envs * config.num_steps * (length if self_play else 1),
+        curve_label="return vs the random player (greedy)" if self_play else "training episode return",
     )
 
 
-def train_seeds(config: PPOConfig, env: Any, seeds: list[int], progress: bool = True) -> tuple[Policy, np.ndarray]:
-    """Train every seed at once; returns the policies (leading seed axis) and the returns `[seeds, num_updates]`."""
+def train_seeds(
+    config: PPOConfig, env: Any, seeds: list[int], progress: bool = True
+) -> tuple[Policy, np.ndarray, SegmentedTraining]:
+    """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run."""
     from tqdm import tqdm
 
     training = segmented_training(config, env)
@@ -139,27 +156,27 @@ def train_seeds(config: PPOConfig, env: Any, seeds: list[int], progress: bool = 
     returns = []
     with tqdm(total=steps_per_segment * training.count, unit="step", unit_scale=True, disable=not progress,
               desc=f"{config.env_id} x{len(seeds)} seeds") as bar:
-        for _ in range(training.count):
-            state, metrics = training.run(state)
-            returns.append(np.asarray(metrics["episode_return"]))
+        for segment in range(training.count):
+            state, points = training.run(state, jax.random.key(segment))
+            returns.append(np.asarray(points))
             bar.set_postfix(mean_return=f"{float(returns[-1][:, -1].mean()):.3f}")
             bar.update(steps_per_segment)
-    return training.policy(state), np.concatenate(returns, axis=1)
+    return training.policy(state), np.concatenate(returns, axis=1), training
 
 
-def plot_curve(returns: np.ndarray, steps_per_update: int, env_id: str, path: Path) -> None:
+def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: str, path: Path) -> None:
     """`curve.png`: the mean return over seeds against env steps, with the min-max band shaded."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = steps_per_update * np.arange(1, returns.shape[1] + 1)
+    steps = steps_per_point * np.arange(1, returns.shape[1] + 1)
     figure, axes = plt.subplots(figsize=(6, 4), dpi=100)
     axes.fill_between(steps, returns.min(axis=0), returns.max(axis=0), alpha=0.3, label="min-max over seeds")
     axes.plot(steps, returns.mean(axis=0), label=f"mean of {returns.shape[0]} seeds")
     axes.set_xlabel("env steps per seed")
-    axes.set_ylabel("episode return (latest finished, mean over envs)")
+    axes.set_ylabel(label)
     axes.set_title(env_id)
     axes.legend(loc="lower right")
     figure.tight_layout()
@@ -203,12 +220,12 @@ def train_baseline(
     folder = Path(out_dir) if out_dir is not None else hub.mirror_folder(env_id)
     env = parallax_zoo.make(env_id)
     seed_list = [seed + i for i in range(seeds)]
-    policies, returns = train_seeds(resolved, env, seed_list, progress)
+    policies, returns, training = train_seeds(resolved, env, seed_list, progress)
     policy = jax.tree_util.tree_map(lambda leaf: leaf[0], policies)
 
     folder.mkdir(parents=True, exist_ok=True)
     checkpoint.save(folder, policy, resolved)
-    plot_curve(returns, resolved.num_envs * resolved.num_steps, env_id, folder / CURVE_FILE)
+    plot_curve(returns, training.steps_per_point, training.curve_label, env_id, folder / CURVE_FILE)
     saved, _ = checkpoint.load(folder, env)
     result = evaluate(env_id, saved).to_json()
     record = {**result, "training_seeds": seed_list, "policy_seed": seed}

@@ -70,7 +70,7 @@ def test_segments_train_the_same_weights_as_one_jitted_run_to_float_rounding() -
     """Vmapping over seeds changes XLA's float rounding (~1e-10 here), nothing else."""
     env = parallax_zoo.make("GridWorld-v0")
     whole, _ = jax.jit(make_train(TINY, env))(jax.random.key(3))
-    segmented, returns = train_seeds(TINY, env, [3], progress=False)
+    segmented, returns, _ = train_seeds(TINY, env, [3], progress=False)
     assert returns.shape == (1, TINY.num_updates)
     for a, b in zip(jax.tree_util.tree_leaves(whole), jax.tree_util.tree_leaves(segmented), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b)[0], rtol=1e-5, atol=1e-8)
