@@ -115,6 +115,7 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
         return init_train_state(config, model, training_env, optimizer, key)
 
     self_play = isinstance(config, MAPPOConfig) and config.self_play
+    matches = (config.eval_episodes, config.eval_max_steps) if isinstance(config, MAPPOConfig) else (0, 0)
 
     def run(state: TrainState, key: PRNGKeyArray) -> tuple[TrainState, Array]:
         """`length` updates; the curve's points: each update's training return, or for self-play (whose
@@ -123,7 +124,7 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
         if not self_play:
             return state, metrics["episode_return"]
         policy = Policy(model, state.params, state.normalizer)
-        match = head_to_head(env, Greedy(policy), RandomPlayer(model), key, config.eval_episodes, config.eval_max_steps)
+        match = head_to_head(env, Greedy(policy), RandomPlayer(model), key, *matches)
         return state, match["return"][None]
 
     init_one = jax.jit(init)
