@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object]) -> Path:
     """Call `write(temporary)` for a temporary file beside `path`, then rename it onto `path`.
 
     On any failure the temporary file is removed and `path` keeps its old content.

@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh
 
 import parallax_zoo
 from parallax_zoo.agents.players import Greedy, RandomPlayer
@@ -179,12 +180,15 @@ def evaluate(
     name: str | None = None,
     baseline: Policy | None = None,
     episodes: int | None = None,
+    mesh: Mesh | None = None,
 ) -> EvalResult:
     """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env_id` under its fixed protocol.
 
     Zero-sum games also play the pinned `baseline` where the protocol lists it
     (pass it to avoid a second load). `episodes` overrides the protocol's count
     for quick looks only: such a result does not compare with published ones.
+    `mesh` (`agents.sharding.default_mesh()`) splits the episodes across its
+    devices; the episode count must be a multiple of the device count.
     """
     fixed = protocol(env_id)
     if episodes is not None:
@@ -196,7 +200,7 @@ def evaluate(
     key = jax.random.key(fixed.root_seed)
     label = name or (policy if isinstance(policy, str) else type(policy).__name__)
     if not fixed.zero_sum:
-        returns, finished = jax.jit(lambda k: play_episodes(env, player, k, fixed.episodes, fixed.max_steps))(key)
+        returns, finished = jax.jit(lambda k: play_episodes(env, player, k, fixed.episodes, fixed.max_steps, mesh))(key)
         returns = np.asarray(returns)
         scores = returns.mean(axis=-1)
         return EvalResult(
@@ -212,7 +216,7 @@ def evaluate(
     first_scores: tuple[float, ...] = ()
     for index, opponent_name in enumerate(fixed.opponents):
         opponent = _opponent(env_id, env, opponent_name, baseline)
-        match = jax.jit(lambda k: head_to_head(env, player, opponent, k, fixed.episodes, fixed.max_steps))(
+        match = jax.jit(lambda k: head_to_head(env, player, opponent, k, fixed.episodes, fixed.max_steps, mesh))(
             jax.random.fold_in(key, index)
         )
         side_returns = np.asarray(match.pop("side_returns"))

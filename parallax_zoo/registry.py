@@ -242,6 +242,10 @@ class Registry:
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines)
 
+    def copy(self) -> Registry:
+        """An independent registry holding the same specs."""
+        return Registry(self._specs.values())
+
     def __contains__(self, env_id: object) -> bool:
         return env_id in self._specs
 

@@ -39,7 +39,7 @@ def test_render_writes_a_gif_of_the_episode(tmp_path, capsys):
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_download_and_demo_without_a_pin_say_how_to_get_one():
+def test_download_and_demo_without_a_pin_say_how_to_get_one(scratch_registry):
     import parallax_zoo
 
     parallax_zoo.register(

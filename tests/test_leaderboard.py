@@ -13,8 +13,8 @@ from parallax_zoo.evaluation import evaluate
 from parallax_zoo.leaderboard import MatchRecord, elo_ratings, leaderboard, load_results, normalise, round_robin
 
 
-@pytest.fixture(scope="module")
-def nim_id():
+@pytest.fixture
+def nim_id(scratch_registry):
     parallax_zoo.register(
         {"id": "TestNim-v0", "entry_point": "nim:Nim", "max_steps": 20, "multi_agent": True, "num_agents": 2,
          "tags": ["zero-sum", "test"]},

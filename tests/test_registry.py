@@ -48,14 +48,6 @@ def _skip_unless_adapter_available(env_spec: EnvSpec) -> None:
         pytest.importorskip(module)
 
 
-@pytest.fixture
-def scratch_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
-    """A copy of the package registry installed as the default, so registrations do not leak."""
-    copy = Registry(parallax_zoo.spec(env_id) for env_id in parallax_zoo.list_envs())
-    monkeypatch.setattr(registry, "_default_registry", copy)
-    return copy
-
-
 def _yaml(entry_lines: str) -> str:
     return "envs:\n" + entry_lines
 

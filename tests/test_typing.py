@@ -30,7 +30,7 @@ def _errors(report: dict) -> list[str]:
 
 
 def test_package_and_typing_examples_type_check():
-    report = _pyright()
+    report = _pyright("--project", str(ROOT))
     assert _errors(report) == []
     assert report["summary"]["filesAnalyzed"] >= 6
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+from jax.sharding import Mesh
 from jaxtyping import PRNGKeyArray
 
 from parallax_zoo.agents.policy import Policy
@@ -36,6 +37,7 @@ from parallax_zoo.agents.ppo import (
     vector_env,
 )
 from parallax_zoo.agents.selfplay import SnapshotBuffer, evaluate_self_play
+from parallax_zoo.agents.sharding import check_divisible
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,13 @@ class MAPPOConfig(PPOConfig):
             )
 
 
-def make_train(config: MAPPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
+def make_train(
+    config: MAPPOConfig, env: Any, mesh: Mesh | None = None
+) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
     """`train(key) -> (policy, metrics)` for a multi-agent env; jittable and vmappable over keys.
+
+    With a device `mesh`, the training envs (and self-play evaluation episodes)
+    are split across its devices, as in `ppo.make_train`.
 
     With `self_play`, `metrics["eval"]` holds per-interval results vs the random
     player (`vs_random`) and vs the snapshot buffer (`vs_snapshots`, `snapshot_filled`).
@@ -69,13 +76,18 @@ def make_train(config: MAPPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[
         raise ValueError(
             "MAPPO trains multi-agent envs (MARLState); use parallax_zoo.agents.ppo for single-agent envs."
         )
+    check_divisible(config.num_envs, mesh, "make_train")
+    minibatch_rows = config.num_envs * config.num_steps // config.num_minibatches
+    check_divisible(minibatch_rows, mesh, "make_train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
+    if config.self_play:
+        check_divisible(config.eval_episodes, mesh, "make_train", "eval_episodes")
     training_env = vector_env(env, config.num_envs)
     optimizer = make_optimizer(config)
-    update = make_update(config, model, training_env, optimizer)
+    update = make_update(config, model, training_env, optimizer, mesh)
 
     def train(key: PRNGKeyArray) -> tuple[Policy, Metrics]:
         train_key, eval_key = jax.random.split(key)
-        state = init_train_state(config, model, training_env, optimizer, train_key)
+        state = init_train_state(config, model, training_env, optimizer, train_key, mesh)
         if not config.self_play:
             state, metrics = jax.lax.scan(update, state, None, length=config.num_updates)
             return Policy(model, state.params, state.normalizer), metrics
@@ -87,7 +99,7 @@ def make_train(config: MAPPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[
             state, metrics = jax.lax.scan(update, state, None, length=config.num_updates // config.snapshots)
             policy = Policy(model, state.params, state.normalizer)
             evaluation = evaluate_self_play(
-                env, policy, snapshots, interval_key, config.eval_episodes, config.eval_max_steps
+                env, policy, snapshots, interval_key, config.eval_episodes, config.eval_max_steps, mesh
             )
             return (state, snapshots.push(policy)), (metrics, evaluation)
 
@@ -102,12 +114,15 @@ def make_train(config: MAPPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[
     return train
 
 
-def train(config: MAPPOConfig, key: PRNGKeyArray, env: Any = None) -> tuple[Policy, Metrics]:
-    """Run MAPPO once: `jax.jit(make_train(config, env))(key)`.
+def train(
+    config: MAPPOConfig, key: PRNGKeyArray, env: Any = None, *, mesh: Mesh | None = None
+) -> tuple[Policy, Metrics]:
+    """Run MAPPO once: `jax.jit(make_train(config, env, mesh))(key)`.
 
     `env` defaults to `parallax_zoo.make(config.env_id)`. Each call compiles
     afresh; to train many seeds, `jax.vmap` the function `make_train` returns.
+    `mesh` splits the env batch across devices (`sharding.default_mesh()`).
     """
     if env is None:
         env = make_env(config.env_id)
-    return jax.jit(make_train(config, env))(key)
+    return jax.jit(make_train(config, env, mesh))(key)

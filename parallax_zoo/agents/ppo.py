@@ -4,9 +4,12 @@ Read `make_train` top to bottom: initialise, then `num_updates` times collect
 a trajectory (`rollout.collect`), estimate advantages (`advantages`, seed 004)
 and run `update_epochs` passes of minibatch gradient steps. Everything is one
 `lax.scan`, so `jax.jit(make_train(config, env))(key)` compiles the whole run
-and `jax.vmap` of it trains several seeds at once. Multi-agent envs train
-with one actor shared across slots; inactive slots are masked out of every
-loss term (MAPPO adds a centralised critic and self-play on top, `mappo.py`).
+and `jax.vmap` of it trains several seeds at once. Given a device `mesh`
+(`sharding.default_mesh()`), the env batch and each minibatch are split across
+the devices and the params replicated; the result is the unsharded one up to
+float rounding. Multi-agent envs train with one actor shared across slots;
+inactive slots are masked out of every loss term (MAPPO adds a centralised
+critic and self-play on top, `mappo.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import Mesh
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
@@ -28,6 +32,7 @@ from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import Transition, collect, episode_stats
+from parallax_zoo.agents.sharding import check_divisible, replicate, shard_env_batch
 from parallax_zoo.agents.slots import read_slots
 
 Metrics = dict[str, Any]
@@ -192,9 +197,12 @@ def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
 
 
 def make_learner(
-    config: PPOConfig, optimizer: optax.GradientTransformation
+    config: PPOConfig, optimizer: optax.GradientTransformation, mesh: Mesh | None = None
 ) -> Callable[[Policy, Any, Transition, Array, PRNGKeyArray], tuple[Policy, Any, Metrics]]:
-    """`learn(policy, opt_state, trajectory, last_value, key)`: `update_epochs` passes of shuffled minibatches."""
+    """`learn(policy, opt_state, trajectory, last_value, key)`: `update_epochs` passes of shuffled minibatches.
+
+    With a `mesh`, each minibatch's rows are split across its devices, so gradients are data-parallel.
+    """
     grad_fn = jax.value_and_grad(ppo_loss, has_aux=True)
 
     def learn(
@@ -214,6 +222,7 @@ def make_learner(
                 ),
                 batch,
             )
+            minibatches = shard_env_batch(minibatches, mesh, env_axis=1)
 
             def minibatch_step(carry: tuple[Policy, Any], minibatch: Batch) -> tuple[tuple[Policy, Any], Metrics]:
                 policy, opt_state = carry
@@ -256,64 +265,79 @@ def model_for(env: Any, config: PPOConfig) -> ActorCritic:
 
 def init_train_state(
     config: PPOConfig, model: ActorCritic, env: RecordEpisodeStatistics, optimizer: optax.GradientTransformation,
-    key: PRNGKeyArray,
+    key: PRNGKeyArray, mesh: Mesh | None = None,
 ) -> TrainState:
-    """Fresh params, optimizer state, normaliser and env states."""
+    """Fresh params, optimizer state, normaliser and env states (env batch split across `mesh`, the rest replicated)."""
     key, params_key, reset_key = jax.random.split(key, 3)
-    params = model.init(params_key)
+    params = replicate(model.init(params_key), mesh)
     normalizer = ObsNormalizer.create(model.obs_dim, model.global_obs_dim) if config.normalize_obs else None
-    return TrainState(params, optimizer.init(params), normalizer, env.reset(key=reset_key), key)
+    env_state = shard_env_batch(env.reset(key=reset_key), mesh)
+    return TrainState(params, optimizer.init(params), normalizer, env_state, key)
 
 
 def make_update(
-    config: PPOConfig, model: ActorCritic, env: RecordEpisodeStatistics, optimizer: optax.GradientTransformation
+    config: PPOConfig, model: ActorCritic, env: RecordEpisodeStatistics, optimizer: optax.GradientTransformation,
+    mesh: Mesh | None = None,
 ) -> Callable[[TrainState, Any], tuple[TrainState, Metrics]]:
-    """One PPO iteration as a `lax.scan` body: collect, estimate advantages, learn, update the normaliser."""
-    learn = make_learner(config, optimizer)
+    """One PPO iteration as a `lax.scan` body: collect, estimate advantages, learn, update the normaliser.
+
+    With a `mesh`, the rollout's env batch is split across its devices and the params stay replicated.
+    """
+    learn = make_learner(config, optimizer, mesh)
 
     def update(state: TrainState, _: Any) -> tuple[TrainState, Metrics]:
         key, rollout_key, learn_key = jax.random.split(state.key, 3)
         policy = Policy(model, state.params, state.normalizer)
-        env_state, trajectory = collect(env, policy, state.env_state, rollout_key, config.num_steps)
+        env_state, trajectory = collect(env, policy, state.env_state, rollout_key, config.num_steps, mesh)
         last_value = policy.value(read_slots(env_state))
         policy, opt_state, loss_metrics = learn(policy, state.opt_state, trajectory, last_value, learn_key)
         normalizer = state.normalizer
         if normalizer is not None:
             normalizer = normalizer.update(trajectory.observation, trajectory.global_observation, trajectory.active)
-        next_state = TrainState(policy.params, opt_state, normalizer, env_state, key)
+        next_state = TrainState(replicate(policy.params, mesh), opt_state, normalizer, env_state, key)
         return next_state, {**episode_metrics(trajectory, env_state), **loss_metrics}
 
     return update
 
 
-def make_train(config: PPOConfig, env: Any) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
+def make_train(
+    config: PPOConfig, env: Any, mesh: Mesh | None = None
+) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
     """`train(key) -> (policy, metrics)`: the whole run, jittable and vmappable over keys.
 
     `env` is an unbatched parallax env (TimeLimit applied, as `make` returns it).
-    Metrics have a leading `num_updates` axis.
+    Metrics have a leading `num_updates` axis. With a device `mesh`
+    (`sharding.default_mesh()`), `num_envs` and the rows per minibatch must be
+    multiples of its size.
     """
+    check_divisible(config.num_envs, mesh, "make_train")
+    minibatch_rows = config.num_envs * config.num_steps // config.num_minibatches
+    check_divisible(minibatch_rows, mesh, "make_train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
     model = model_for(env, config)
     training_env = vector_env(env, config.num_envs)
     optimizer = make_optimizer(config)
-    update = make_update(config, model, training_env, optimizer)
+    update = make_update(config, model, training_env, optimizer, mesh)
 
     def train(key: PRNGKeyArray) -> tuple[Policy, Metrics]:
-        state = init_train_state(config, model, training_env, optimizer, key)
+        state = init_train_state(config, model, training_env, optimizer, key, mesh)
         state, metrics = jax.lax.scan(update, state, None, length=config.num_updates)
         return Policy(model, state.params, state.normalizer), metrics
 
     return train
 
 
-def train(config: PPOConfig, key: PRNGKeyArray, env: Any = None) -> tuple[Policy, Metrics]:
-    """Run PPO once: `jax.jit(make_train(config, env))(key)`.
+def train(
+    config: PPOConfig, key: PRNGKeyArray, env: Any = None, *, mesh: Mesh | None = None
+) -> tuple[Policy, Metrics]:
+    """Run PPO once: `jax.jit(make_train(config, env, mesh))(key)`.
 
     `env` defaults to `parallax_zoo.make(config.env_id)`. Each call compiles
     afresh; to train many seeds, `jax.vmap` the function `make_train` returns.
+    `mesh` splits the env batch across devices (`sharding.default_mesh()`).
     """
     if env is None:
         env = make_env(config.env_id)
-    return jax.jit(make_train(config, env))(key)
+    return jax.jit(make_train(config, env, mesh))(key)
 
 
 def make_env(env_id: str) -> Any:

@@ -13,10 +13,12 @@ from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from parallax.core import MARLState, State
 from parallax.wrappers import EpisodeStats, RecordEpisodeStatistics, VmapWrapper
+from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 from parallax_zoo.agents.slots import Slots, read_slots, slot_boundaries
 
 
@@ -103,25 +105,40 @@ def rollout_step(
 
 
 def collect(
-    env: Any, policy: RolloutPolicy, state: State | MARLState, key: PRNGKeyArray, num_steps: int
+    env: Any,
+    policy: RolloutPolicy,
+    state: State | MARLState,
+    key: PRNGKeyArray,
+    num_steps: int,
+    mesh: Mesh | None = None,
 ) -> tuple[State | MARLState, Transition]:
-    """`num_steps` rollout steps under `lax.scan`; returns the final state and the trajectory `[T, ...]`."""
+    """`num_steps` rollout steps under `lax.scan`; returns the final state and the trajectory `[T, ...]`.
+
+    With a `mesh`, the env batch of the state and the trajectory is split across its devices (`sharding.py`).
+    """
 
     def step(state: State | MARLState, step_key: PRNGKeyArray) -> tuple[State | MARLState, Transition]:
-        return rollout_step(env, policy, state, step_key)
+        state, transition = rollout_step(env, policy, shard_env_batch(state, mesh), step_key)
+        return shard_env_batch(state, mesh), shard_env_batch(transition, mesh)
 
-    return jax.lax.scan(step, state, jax.random.split(key, num_steps))
+    state, trajectory = jax.lax.scan(step, shard_env_batch(state, mesh), jax.random.split(key, num_steps))
+    return state, shard_env_batch(trajectory, mesh, env_axis=1)
 
 
 def first_episode_returns(
-    env: Any, policy: RolloutPolicy, state: State | MARLState, key: PRNGKeyArray, max_steps: int
+    env: Any,
+    policy: RolloutPolicy,
+    state: State | MARLState,
+    key: PRNGKeyArray,
+    max_steps: int,
+    mesh: Mesh | None = None,
 ) -> tuple[Float[Array, "envs agents"], Bool[Array, " envs"]]:
     """Per-slot return of each env's first episode from `state`, and whether it finished within `max_steps`.
 
     `env` is `RecordEpisodeStatistics(VmapWrapper(...))` freshly reset to `state`;
     returns of unfinished episodes are 0. This is how evaluation plays episodes.
     """
-    _, trajectory = collect(env, policy, state, key, max_steps)
+    _, trajectory = collect(env, policy, state, key, max_steps, mesh)
     finished = trajectory.episode_finished
     first = jnp.argmax(finished, axis=0)
     returns = trajectory.episode_return[first, jnp.arange(finished.shape[1])]
@@ -130,12 +147,14 @@ def first_episode_returns(
 
 
 def play_episodes(
-    env: Any, policy: RolloutPolicy, key: PRNGKeyArray, num_episodes: int, max_steps: int
+    env: Any, policy: RolloutPolicy, key: PRNGKeyArray, num_episodes: int, max_steps: int, mesh: Mesh | None = None
 ) -> tuple[Float[Array, "episodes agents"], Bool[Array, " episodes"]]:
     """Play `num_episodes` episodes of an unbatched `env` side by side: per-slot returns and which finished.
 
     `max_steps` should cover the env's time limit. Use `players.Greedy(policy)` for greedy evaluation.
+    With a `mesh`, the episodes are split across its devices.
     """
+    check_divisible(num_episodes, mesh, "play_episodes", "episodes")
     vec_env = RecordEpisodeStatistics(VmapWrapper(env, num_episodes))
     reset_key, play_key = jax.random.split(key)
-    return first_episode_returns(vec_env, policy, vec_env.reset(key=reset_key), play_key, max_steps)
+    return first_episode_returns(vec_env, policy, vec_env.reset(key=reset_key), play_key, max_steps, mesh)

@@ -14,6 +14,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 from jaxtyping import Array, Bool, PRNGKeyArray
 
 from parallax.core import MARLState
@@ -21,6 +22,7 @@ from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy, first_episode_returns
+from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 
 Results = dict[str, Any]
 
@@ -34,7 +36,13 @@ def sides(state: MARLState) -> Array:
 
 
 def head_to_head(
-    env: Any, player: RolloutPolicy, opponent: RolloutPolicy, key: PRNGKeyArray, num_episodes: int, max_steps: int
+    env: Any,
+    player: RolloutPolicy,
+    opponent: RolloutPolicy,
+    key: PRNGKeyArray,
+    num_episodes: int,
+    max_steps: int,
+    mesh: Mesh | None = None,
 ) -> Results:
     """Win, draw and loss rates, mean return and per-episode `side_returns` of `player` against `opponent`.
 
@@ -42,14 +50,16 @@ def head_to_head(
     slot where the env has no teams) and `opponent` on every other slot; the
     side's return is the mean over its slots. `max_steps` must cover a whole
     episode (the env's time limit); episodes that do not finish count as draws.
+    With a `mesh`, the episodes are split across its devices.
     """
+    check_divisible(num_episodes, mesh, "head_to_head", "episodes")
     vec_env = RecordEpisodeStatistics(VmapWrapper(env, num_episodes))
     reset_key, play_key = jax.random.split(key)
-    state = vec_env.reset(key=reset_key)
+    state = shard_env_batch(vec_env.reset(key=reset_key), mesh)
     slot_sides = sides(state)
     seated = jnp.arange(num_episodes) % (jnp.max(slot_sides) + 1)
-    ours = slot_sides == seated[:, None]
-    returns, _ = first_episode_returns(vec_env, Matchup(player, opponent, ours), state, play_key, max_steps)
+    ours = shard_env_batch(slot_sides == seated[:, None], mesh)
+    returns, _ = first_episode_returns(vec_env, Matchup(player, opponent, ours), state, play_key, max_steps, mesh)
     mine = jnp.sum(jnp.where(ours, returns, 0.0), axis=-1) / jnp.sum(ours, axis=-1)
     return {
         "win": jnp.mean(mine > 0),
@@ -90,17 +100,25 @@ class SnapshotBuffer:
 
 
 def evaluate_self_play(
-    env: Any, policy: Policy, snapshots: SnapshotBuffer, key: PRNGKeyArray, num_episodes: int, max_steps: int
+    env: Any,
+    policy: Policy,
+    snapshots: SnapshotBuffer,
+    key: PRNGKeyArray,
+    num_episodes: int,
+    max_steps: int,
+    mesh: Mesh | None = None,
 ) -> Results:
     """`policy` against the uniformly random player (greedy) and against every snapshot (both sampling).
 
     Results vs snapshots have a leading `capacity` axis; `snapshot_filled` marks the real ones.
     """
     random_key, snapshot_key = jax.random.split(key)
-    vs_random = head_to_head(env, Greedy(policy), RandomPlayer(policy.model), random_key, num_episodes, max_steps)
+    vs_random = head_to_head(
+        env, Greedy(policy), RandomPlayer(policy.model), random_key, num_episodes, max_steps, mesh
+    )
 
     def against(snapshot: Policy, match_key: PRNGKeyArray) -> Results:
-        return head_to_head(env, policy, snapshot, match_key, num_episodes, max_steps)
+        return head_to_head(env, policy, snapshot, match_key, num_episodes, max_steps, mesh)
 
     vs_snapshots = jax.vmap(against)(snapshots.policies, jax.random.split(snapshot_key, snapshots.capacity))
     return {"vs_random": vs_random, "vs_snapshots": vs_snapshots, "snapshot_filled": snapshots.filled}

@@ -1,0 +1,108 @@
+"""The README's table of environments, generated from registry.yaml so it cannot drift from the catalogue.
+
+The table sits in README.md between `<!-- envs:start -->` and `<!-- envs:end -->`.
+
+    python -m parallax_zoo.env_table                    # print the table
+    python -m parallax_zoo.env_table --write README.md  # regenerate the README's table in place
+    python -m parallax_zoo.env_table --check README.md  # exit 1 if the README's table is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.resources
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.registry import EnvSpec, Registry
+
+START_MARKER = "<!-- envs:start -->"
+END_MARKER = "<!-- envs:end -->"
+HUB_URL = "https://huggingface.co"
+COLUMNS = ("id", "kind", "agents", "max_steps", "reference score", "baseline")
+
+
+class MarkerError(ValueError):
+    """A document lacks the env-table markers, or has them out of order or more than once."""
+
+
+def packaged_registry() -> Registry:
+    """A fresh registry read from the registry.yaml shipped in the package (ignores `register` calls made since)."""
+    resource = importlib.resources.files("parallax_zoo").joinpath("registry.yaml")
+    return Registry.from_yaml(resource.read_text(encoding="utf-8"), source=str(resource))
+
+
+def _row(env_spec: EnvSpec) -> tuple[str, ...]:
+    score = "-" if env_spec.reference_score is None else f"{env_spec.reference_score:.3f}"
+    pin = env_spec.baseline
+    baseline = "-" if pin is None else f"[{pin.repo_id}]({HUB_URL}/{pin.repo_id})"
+    return (f"`{env_spec.id}`", env_spec.kind, str(env_spec.num_agents), str(env_spec.max_steps or "-"), score, baseline)
+
+
+def env_table(registry: Registry | None = None) -> str:
+    """The Markdown table of every registered env (sorted by id): id, kind, agents, max_steps, reference score, baseline repo."""
+    registry = registry or packaged_registry()
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(_row(registry.spec(env_id))) + " |" for env_id in registry.list_envs()]
+    return "\n".join(lines) + "\n"
+
+
+def _marker_span(document: str) -> tuple[int, int]:
+    """The character range strictly between the two markers; a clear error if they are not there exactly once, in order."""
+    counts = {marker: document.count(marker) for marker in (START_MARKER, END_MARKER)}
+    if any(count != 1 for count in counts.values()):
+        raise MarkerError(
+            f"expected exactly one {START_MARKER!r} and one {END_MARKER!r} in the document, found {counts}; "
+            "put the two markers on their own lines where the env table belongs"
+        )
+    start = document.index(START_MARKER) + len(START_MARKER)
+    end = document.index(END_MARKER)
+    if end < start:
+        raise MarkerError(f"{END_MARKER!r} comes before {START_MARKER!r}; swap them")
+    return start, end
+
+
+def table_in(document: str) -> str:
+    """The text between the markers, without the blank lines that surround the table."""
+    start, end = _marker_span(document)
+    return document[start:end].strip("\n") + "\n"
+
+
+def with_table(document: str, table: str) -> str:
+    """`document` with the text between the markers replaced by `table`, set off by blank lines."""
+    start, end = _marker_span(document)
+    return document[:start] + "\n\n" + table.strip("\n") + "\n\n" + document[end:]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the table, write it into a document, or check that a document's table is current."""
+    parser = argparse.ArgumentParser(prog="python -m parallax_zoo.env_table", description="The README's table of environments, from registry.yaml.")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--write", metavar="PATH", type=Path, help="replace the table between the markers in PATH")
+    action.add_argument("--check", metavar="PATH", type=Path, help="exit 1 if PATH's table differs from the registry")
+    args = parser.parse_args(argv)
+    table = env_table()
+    if args.write is None and args.check is None:
+        sys.stdout.write(table)
+        return 0
+    path: Path = args.write or args.check
+    document = path.read_text(encoding="utf-8")
+    try:
+        if args.write is not None:
+            write_text_atomic(path, with_table(document, table))
+            print(f"wrote the env table ({table.count(chr(10)) - 2} envs) into {path}")
+            return 0
+        if table_in(document) != table:
+            print(f"{path}: the env table is stale; run `python -m parallax_zoo.env_table --write {path}`", file=sys.stderr)
+            return 1
+    except MarkerError as error:
+        print(f"{path}: {error}", file=sys.stderr)
+        return 2
+    print(f"{path}: the env table matches registry.yaml")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

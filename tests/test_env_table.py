@@ -1,0 +1,94 @@
+"""The README's env table is generated from registry.yaml, and the README holds the current one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from parallax_zoo.env_table import END_MARKER, START_MARKER, MarkerError, env_table, main, table_in, with_table
+from parallax_zoo.registry import Registry
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+REGISTRY_YAML = REPO / "parallax_zoo" / "registry.yaml"
+DIGEST = "ab" * 32
+
+SMALL_REGISTRY = f"""
+envs:
+  - id: Zed-v1
+    entry_point: some.module:Zed
+    max_steps: 20
+  - id: Alpha-v0
+    entry_point: some.module:Alpha
+    multi_agent: true
+    num_agents: 2
+    baseline: {{repo_id: org/alpha, files: {{model.safetensors: {DIGEST}}}}}
+    reference_score: 0.87654
+  - id: gymnax/CartPole-v1
+    adapter: gymnax
+    foreign_id: CartPole-v1
+"""
+
+
+def test_readme_table_matches_registry_yaml():
+    assert table_in(README.read_text(encoding="utf-8")) == env_table(), (
+        "README.md's env table is stale: run `python -m parallax_zoo.env_table --write README.md`"
+    )
+
+
+def test_table_rows_are_sorted_ids_with_kind_agents_limit_score_and_baseline_link():
+    table = env_table(Registry.from_yaml(SMALL_REGISTRY))
+    assert table.splitlines() == [
+        "| id | kind | agents | max_steps | reference score | baseline |",
+        "|---|---|---|---|---|---|",
+        "| `Alpha-v0` | native | 2 | - | 0.877 | [org/alpha](https://huggingface.co/org/alpha) |",
+        "| `Zed-v1` | native | 1 | 20 | - | - |",
+        "| `gymnax/CartPole-v1` | gymnax | 1 | - | - | - |",
+    ]
+
+
+def test_every_packaged_env_has_a_row():
+    registry_ids = set(Registry.from_yaml(REGISTRY_YAML.read_text(encoding="utf-8")).list_envs())
+    rows = env_table().splitlines()[2:]
+    assert {row.split("`")[1] for row in rows} == registry_ids
+
+
+def test_with_table_replaces_only_between_the_markers_and_is_idempotent():
+    document = f"# Title\n\nintro\n\n{START_MARKER}\nold table\n{END_MARKER}\n\n## Next\n"
+    updated = with_table(document, "| new |\n")
+    assert updated == f"# Title\n\nintro\n\n{START_MARKER}\n\n| new |\n\n{END_MARKER}\n\n## Next\n"
+    assert with_table(updated, "| new |\n") == updated
+    assert table_in(updated) == "| new |\n"
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ("no markers at all\n", "exactly one"),
+        (f"{START_MARKER}\n{START_MARKER}\n{END_MARKER}\n", "exactly one"),
+        (f"{END_MARKER}\ntable\n{START_MARKER}\n", "comes before"),
+    ],
+)
+def test_misplaced_markers_say_what_to_fix(document: str, problem: str):
+    with pytest.raises(MarkerError, match=problem):
+        with_table(document, "| t |\n")
+
+
+def test_command_checks_then_writes_a_stale_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    path = tmp_path / "README.md"
+    path.write_text(f"# Zoo\n\n{START_MARKER}\n| stale |\n{END_MARKER}\n")
+    assert main(["--check", str(path)]) == 1
+    assert "stale" in capsys.readouterr().err
+    assert main(["--write", str(path)]) == 0
+    assert table_in(path.read_text()) == env_table()
+    assert main(["--check", str(path)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["README.md"]
+
+
+def test_command_reports_missing_markers(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    path = tmp_path / "README.md"
+    path.write_text("# Zoo without markers\n")
+    assert main(["--write", str(path)]) == 2
+    assert "exactly one" in capsys.readouterr().err
+    assert path.read_text() == "# Zoo without markers\n"
