@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,10 +109,23 @@ def _download(args: argparse.Namespace) -> int:
 
 def _push(args: argparse.Namespace) -> int:
     env_spec = parallax_zoo.spec(args.env_id)
-    repo_id = args.repo_id or (env_spec.baseline.repo_id if env_spec.baseline else f"parallax-zoo/{args.env_id.replace('/', '-')}")
+    repo_id = args.repo_id or (env_spec.baseline.repo_id if env_spec.baseline else hub.baseline_repo_id(args.env_id))
     pin = hub.push_baseline(hub.mirror_folder(args.env_id), repo_id, private=args.private)
     print(f"pushed {args.env_id} to {repo_id} at revision {pin.revision}; pin it in registry.yaml:\n")
     print(hub.format_pin(pin))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from parallax_zoo.baselines import train_baseline
+    from parallax_zoo.registry_pins import pin_baseline
+
+    folder = train_baseline(args.env_id, seed=args.seed, config=args.config, out_dir=args.out, seeds=args.seeds)
+    score = json.loads((folder / "eval.json").read_text())["mean"]
+    print(f"{args.env_id}: baseline written to {folder}, evaluated mean return {score:.3f}")
+    if args.pin:
+        pin_baseline(args.env_id, folder)
+        print(f"pinned {folder} in registry.yaml (revision main; `parallax-zoo push {args.env_id}` gives the commit)")
     return 0
 
 
@@ -166,6 +180,15 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--seed", type=int, default=0)
     render.add_argument("--fps", type=int, default=8)
     render.set_defaults(run=_render)
+
+    train = commands.add_parser("train", help="train a baseline and write its folder (weights, config, eval, curve, card)")
+    train.add_argument("env_id")
+    train.add_argument("--seed", type=int, default=0, help="the seed whose weights are saved (default 0)")
+    train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
+    train.add_argument("--out", default=None, help="folder to write (default: baselines/ENV_ID with '/' as '-')")
+    train.add_argument("--seeds", type=int, default=3, help="seeds trained at once, SEED upwards (default 3)")
+    train.add_argument("--pin", action="store_true", help="pin the folder's hashes and score in registry.yaml")
+    train.set_defaults(run=_train)
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
     evaluate.add_argument("env_id")

@@ -166,9 +166,19 @@ def mirror_root() -> Path:
     return Path(__file__).resolve().parent.parent / "baselines"
 
 
+def baseline_dirname(env_id: str) -> str:
+    """The folder (and Hub repo) name of an env's baseline: its id with '/' as '-', e.g. "gymnax-CartPole-v1"."""
+    return env_id.replace("/", "-")
+
+
+def baseline_repo_id(env_id: str) -> str:
+    """The Hub repo a baseline is pinned to before a push says otherwise: "parallax-zoo/<baseline_dirname>"."""
+    return f"parallax-zoo/{baseline_dirname(env_id)}"
+
+
 def mirror_folder(env_id: str) -> Path:
-    """An env's own folder in the mirror: its id, with a namespace's '/' as '-' (`gymnax-CartPole-v1`)."""
-    return mirror_root() / env_id.replace("/", "-")
+    """An env's own folder in the mirror: `mirror_root() / baseline_dirname(env_id)` (`gymnax-CartPole-v1`)."""
+    return mirror_root() / baseline_dirname(env_id)
 
 
 def hub_endpoint() -> str:
@@ -205,7 +215,7 @@ def fetch_baseline(
 ) -> Path:
     """Return a folder holding every pinned file, sha256-verified: from the mirror, else the Hub cache, else the Hub.
 
-    `mirror_dir` is the env's own mirror folder (`mirror_root() / env_id`). A mirror file that
+    `mirror_dir` is the env's own mirror folder (`mirror_root() / baseline_dirname(env_id)`). A mirror file that
     differs from the pin is refused and left as it is; a cached or downloaded one is refused and
     removed from the cache.
     """
@@ -221,7 +231,7 @@ def fetch_baseline(
             f"HF_HUB_OFFLINE is set and the baseline {pin.repo_id}@{pin.revision} is neither in the local mirror "
             f"{mirror_dir if mirror_dir is not None else '(none given)'} nor in the Hub cache {cache}. "
             f"Unset HF_HUB_OFFLINE and run `parallax-zoo download ID` once while online, or put the pinned files "
-            f"({', '.join(pin.files)}) in the mirror folder (the repo's baselines/<EnvId>/ or ${MIRROR_ENV_VAR}/<EnvId>/)."
+            f"({', '.join(pin.files)}) in the mirror folder (the repo's baselines/<EnvId>/ or ${MIRROR_ENV_VAR}/<EnvId>/, '/' in the id written as '-')."
         )
     return _download(pin, cache, token)
 

@@ -115,7 +115,8 @@ def test_registry_table_lists_every_id_with_its_columns() -> None:
     assert lines[0].split()[:5] == ["id", "kind", "agents", "max_steps", "reference"]
     assert len(lines) == 2 + len(parallax_zoo.list_envs())
     race_row = next(line for line in lines if line.startswith("Race-v0 "))
-    assert race_row.split()[:5] == ["Race-v0", "native", "3", "50", "-"]
+    reference = parallax_zoo.spec("Race-v0").reference_score
+    assert race_row.split()[:5] == ["Race-v0", "native", "3", "50", "-" if reference is None else f"{reference:.3f}"]
 
 
 def test_registry_yaml_ships_inside_the_package() -> None:

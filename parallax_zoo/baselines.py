@@ -1,0 +1,240 @@
+"""Producing a baseline folder: train several seeds, save one, plot the curve, evaluate, write the model card.
+
+`train_baseline(env_id)` writes `baselines/<baseline_dirname>/` as DESIGN.md
+section 6 lays it out: `config.yaml`, `model.safetensors`, `eval.json`,
+`curve.png` and the model card `README.md`. The seeds train vmapped in one
+jitted segment function that is called repeatedly on the carried train
+state, so a progress bar can show the current return between segments; the
+same segments run with or without the bar, so a seed's weights never depend
+on it. Hyperparameters come from `--config FILE`, else the folder's own
+`config.yaml`, else `parallax_zoo/baseline_configs/<baseline_dirname>.yaml`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.resources
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, PRNGKeyArray
+
+import parallax_zoo
+from parallax_zoo import hub
+from parallax_zoo.atomic import atomic_write, write_text_atomic
+from parallax_zoo.agents import checkpoint
+from parallax_zoo.agents.mappo import MAPPOConfig
+from parallax_zoo.agents.players import Greedy, RandomPlayer
+from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.selfplay import head_to_head
+from parallax_zoo.agents.ppo import (
+    PPOConfig,
+    TrainState,
+    init_train_state,
+    make_optimizer,
+    make_update,
+    model_for,
+    vector_env,
+)
+
+EVAL_FILE = "eval.json"
+CURVE_FILE = "curve.png"
+CARD_FILE = "README.md"
+PROGRESS_SEGMENTS = 20
+"""Training is split into at most this many jitted segments; the bar updates after each."""
+
+
+def default_config_path(env_id: str) -> Path:
+    """The shipped default hyperparameters of `env_id`'s baseline (one file per env, checkpoint's config format)."""
+    resource = importlib.resources.files("parallax_zoo").joinpath("baseline_configs", f"{hub.baseline_dirname(env_id)}.yaml")
+    return Path(str(resource))
+
+
+def resolve_config(env_id: str, config: str | os.PathLike[str] | PPOConfig | None = None) -> PPOConfig:
+    """The config to train with: `config` (a config or a YAML path), else the shipped baseline's, else the default.
+
+    The env id in the result is always `env_id`; a config file naming another env is an error.
+    """
+    if isinstance(config, PPOConfig):
+        loaded = config
+    else:
+        candidates = [Path(config)] if config is not None else [
+            hub.mirror_folder(env_id) / checkpoint.CONFIG_FILE,
+            default_config_path(env_id),
+        ]
+        path = next((p for p in candidates if p.is_file()), None)
+        if path is None:
+            raise ValueError(
+                f"no baseline config for {env_id!r}: looked for {', '.join(map(str, candidates))}. "
+                "Pass --config FILE (the config.yaml format that checkpoint.save_config writes)."
+            )
+        loaded = checkpoint.load_config(path)
+    if loaded.env_id not in ("", env_id):
+        raise ValueError(f"the config is for env {loaded.env_id!r}, not {env_id!r}; pass a config for {env_id!r}")
+    return dataclasses.replace(loaded, env_id=env_id)
+
+
+def segment_lengths(num_updates: int, segments: int = PROGRESS_SEGMENTS) -> tuple[int, int]:
+    """(updates per segment, number of segments): the largest count <= `segments` that divides `num_updates`."""
+    count = max(c for c in range(1, min(segments, num_updates) + 1) if num_updates % c == 0)
+    return num_updates // count, count
+
+
+@dataclass(frozen=True)
+class SegmentedTraining:
+    """A training run cut into equal jitted segments: `init(keys)`, then `run(state)` `count` times, then `policy(state)`."""
+
+    init: Callable[[PRNGKeyArray], TrainState]
+    run: Callable[[TrainState, PRNGKeyArray], tuple[TrainState, Array]]
+    policy: Callable[[TrainState], Policy]
+    count: int
+    steps_per_point: int
+    """Env steps per seed between two points of the curve `run` returns."""
+    curve_label: str
+
+
+def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
+    """The same updates `ppo.make_train` / `mappo.make_train` scan (self-play's snapshot matches left out:
+    they never change the train state), vmapped over a leading seed axis and cut into segments."""
+    model = model_for(env, config)
+    training_env = vector_env(env, config.num_envs)
+    optimizer = make_optimizer(config)
+    update = make_update(config, model, training_env, optimizer)
+    length, count = segment_lengths(config.num_updates)
+
+    def init(key: PRNGKeyArray) -> TrainState:
+        if isinstance(config, MAPPOConfig):
+            key = jax.random.split(key)[0]  # mappo.make_train's train key; the other half seeds its snapshot matches
+        return init_train_state(config, model, training_env, optimizer, key)
+
+    self_play = isinstance(config, MAPPOConfig) and config.self_play
+    matches = (config.eval_episodes, config.eval_max_steps) if isinstance(config, MAPPOConfig) else (0, 0)
+
+    def run(state: TrainState, key: PRNGKeyArray) -> tuple[TrainState, Array]:
+        """`length` updates; the curve's points: each update's training return, or for self-play (whose
+        training return is 0 by symmetry) the greedy policy's return against the random player at the end."""
+        state, metrics = jax.lax.scan(update, state, None, length=length)
+        if not self_play:
+            return state, metrics["episode_return"]
+        policy = Policy(model, state.params, state.normalizer)
+        match = head_to_head(env, Greedy(policy), RandomPlayer(model), key, *matches)
+        return state, match["return"][None]
+
+    init_one = jax.jit(init)
+
+    def init_seeds(keys: PRNGKeyArray) -> TrainState:
+        # One seed at a time: XLA:CPU's batched QR (the orthogonal initialiser under vmap) can deadlock.
+        states = [init_one(key) for key in keys]
+        return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *states)
+
+    return SegmentedTraining(
+        init=init_seeds,
+        run=jax.jit(jax.vmap(run, in_axes=(0, None))),
+        policy=lambda state: Policy(model, state.params, state.normalizer),
+        count=count,
+        steps_per_point=config.num_envs * config.num_steps * (length if self_play else 1),
+        curve_label="return vs the random player (greedy)" if self_play else "training episode return",
+    )
+
+
+def train_seeds(
+    config: PPOConfig, env: Any, seeds: list[int], progress: bool = True
+) -> tuple[Policy, np.ndarray, SegmentedTraining]:
+    """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run."""
+    from tqdm import tqdm
+
+    training = segmented_training(config, env)
+    state = training.init(jnp.stack([jax.random.key(seed) for seed in seeds]))
+    steps_per_segment = config.total_timesteps // training.count // (config.num_envs * config.num_steps)
+    steps_per_segment *= config.num_envs * config.num_steps
+    returns = []
+    with tqdm(total=steps_per_segment * training.count, unit="step", unit_scale=True, disable=not progress,
+              desc=f"{config.env_id} x{len(seeds)} seeds") as bar:
+        for segment in range(training.count):
+            state, points = training.run(state, jax.random.key(segment))
+            returns.append(np.asarray(points))
+            bar.set_postfix(mean_return=f"{float(returns[-1][:, -1].mean()):.3f}")
+            bar.update(steps_per_segment)
+    return training.policy(state), np.concatenate(returns, axis=1), training
+
+
+def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: str, path: Path) -> None:
+    """`curve.png`: the mean return over seeds against env steps, with the min-max band shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = steps_per_point * np.arange(1, returns.shape[1] + 1)
+    figure, axes = plt.subplots(figsize=(6, 4), dpi=100)
+    axes.fill_between(steps, returns.min(axis=0), returns.max(axis=0), alpha=0.3, label="min-max over seeds")
+    axes.plot(steps, returns.mean(axis=0), label=f"mean of {returns.shape[0]} seeds")
+    axes.set_xlabel("env steps per seed")
+    axes.set_ylabel(label)
+    axes.set_title(env_id)
+    axes.legend(loc="lower right")
+    figure.tight_layout()
+    try:
+        atomic_write(path, lambda temporary: figure.savefig(temporary, format="png"))
+    finally:
+        plt.close(figure)
+
+
+def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]) -> str:
+    """The model card's summary of how the weights were trained and, for games, how they play."""
+    algorithm = "MAPPO" if isinstance(config, MAPPOConfig) else "PPO"
+    text = (
+        f"{algorithm} trained {config.total_timesteps:,} env steps per seed on {config.num_envs} envs x "
+        f"{config.num_steps} steps, seeds {seeds} vmapped; these are seed {seeds[0]}'s weights."
+    )
+    for opponent, record in result.get("opponents", {}).items():
+        text += (f" Against {opponent}: win {record['win']:.1%}, draw {record['draw']:.1%}, "
+                 f"loss {record['loss']:.1%} (see eval.json).")
+    return text
+
+
+def train_baseline(
+    env_id: str,
+    seed: int = 0,
+    config: str | os.PathLike[str] | PPOConfig | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+    seeds: int = 3,
+    progress: bool = True,
+) -> Path:
+    """Train `seeds` seeds (`seed`, `seed + 1`, ...) and write seed `seed`'s baseline folder; returns the folder.
+
+    `out_dir` defaults to `hub.mirror_folder(env_id)`.
+    The same arguments always produce the same weights.
+    """
+    from parallax_zoo.evaluation import evaluate
+
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1 (the curve shows mean and spread over them), got {seeds}")
+    resolved = resolve_config(env_id, config)
+    folder = Path(out_dir) if out_dir is not None else hub.mirror_folder(env_id)
+    env = parallax_zoo.make(env_id)
+    seed_list = [seed + i for i in range(seeds)]
+    policies, returns, training = train_seeds(resolved, env, seed_list, progress)
+    policy = jax.tree_util.tree_map(lambda leaf: leaf[0], policies)
+
+    folder.mkdir(parents=True, exist_ok=True)
+    checkpoint.save(folder, policy, resolved)
+    plot_curve(returns, training.steps_per_point, training.curve_label, env_id, folder / CURVE_FILE)
+    saved, _ = checkpoint.load(folder, env)
+    result = evaluate(env_id, saved).to_json()
+    record = {**result, "training_seeds": seed_list, "policy_seed": seed}
+    write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    algorithm = checkpoint.config_to_dict(resolved)["algorithm"]
+    card = hub.model_card(
+        env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
+        seed=seed, description=card_description(resolved, seed_list, result),
+    )
+    write_text_atomic(folder / CARD_FILE, card)
+    return folder

@@ -1,0 +1,140 @@
+"""The baseline pipeline (`parallax-zoo train`), the registry pins, and the shipped baselines' reference scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+import yaml
+
+import parallax_zoo
+from parallax_zoo import hub
+from parallax_zoo.agents import checkpoint
+from parallax_zoo.agents.ppo import PPOConfig, make_train
+from parallax_zoo.baselines import default_config_path, resolve_config, segment_lengths, train_seeds
+from parallax_zoo.cli import main
+from parallax_zoo.evaluation import evaluate
+from parallax_zoo.registry import Registry
+from parallax_zoo.registry_pins import package_registry_path, pin_baseline, pinned_text
+
+BASELINE_FILES = {"config.yaml", "model.safetensors", "README.md", "eval.json", "curve.png"}
+TINY = PPOConfig(
+    env_id="GridWorld-v0", num_envs=4, num_steps=8, total_timesteps=4 * 8 * 6, update_epochs=1, num_minibatches=1
+)
+SHIPPED = sorted(p.name for p in hub.mirror_root().iterdir() if p.is_dir()) if hub.mirror_root().is_dir() else []
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A GridWorld baseline folder written by `parallax-zoo train` from a tiny config, 2 seeds."""
+    root = tmp_path_factory.mktemp("baseline")
+    checkpoint.save_config(TINY, root / "tiny.yaml")
+    out = root / "GridWorld-v0"
+    assert main(["train", "GridWorld-v0", "--config", str(root / "tiny.yaml"), "--out", str(out), "--seeds", "2"]) == 0
+    return out
+
+
+def test_train_writes_exactly_the_five_files_and_no_temporaries(trained: Path) -> None:
+    assert {p.name for p in trained.iterdir()} == BASELINE_FILES
+
+
+def test_config_round_trips(trained: Path) -> None:
+    assert checkpoint.load_config(trained / "config.yaml") == TINY
+
+
+def test_curve_is_a_png(trained: Path) -> None:
+    assert (trained / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eval_json_is_what_evaluating_the_saved_weights_measures(trained: Path) -> None:
+    record = json.loads((trained / "eval.json").read_text())
+    policy, _ = checkpoint.load(trained, parallax_zoo.make("GridWorld-v0"))
+    assert record["mean"] == pytest.approx(evaluate("GridWorld-v0", policy).mean, abs=1e-6)
+    assert record["training_seeds"] == [0, 1] and record["policy_seed"] == 0
+
+
+def test_model_card_front_matter_carries_the_measured_score(trained: Path) -> None:
+    text = (trained / "README.md").read_text()
+    front = yaml.safe_load(text.split("---\n")[1])
+    record = json.loads((trained / "eval.json").read_text())
+    metric = front["model-index"][0]["results"][0]["metrics"][0]
+    assert metric["type"] == "mean_reward"
+    assert metric["value"] == f"{record['mean']:.2f} +/- {record['std']:.2f}"
+    assert "GridWorld-v0" in front["tags"]
+
+
+def test_segments_train_the_same_weights_as_one_jitted_run_to_float_rounding() -> None:
+    """Vmapping over seeds changes XLA's float rounding (~1e-10 here), nothing else."""
+    env = parallax_zoo.make("GridWorld-v0")
+    whole, _ = jax.jit(make_train(TINY, env))(jax.random.key(3))
+    segmented, returns, _ = train_seeds(TINY, env, [3], progress=False)
+    assert returns.shape == (1, TINY.num_updates)
+    for a, b in zip(jax.tree_util.tree_leaves(whole), jax.tree_util.tree_leaves(segmented), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b)[0], rtol=1e-5, atol=1e-8)
+
+
+def test_segment_lengths_divide_the_updates() -> None:
+    assert segment_lengths(195) == (13, 15)
+    assert segment_lengths(7) == (1, 7)
+    assert segment_lengths(40) == (2, 20)
+
+
+def test_pin_writes_real_hashes_and_the_eval_mean_and_keeps_the_rest(trained: Path, tmp_path: Path) -> None:
+    registry_file = tmp_path / "registry.yaml"
+    original = package_registry_path().read_text()
+    registry_file.write_text(original)
+    spec = pin_baseline("GridWorld-v0", trained, registry_file)
+    assert spec.baseline is not None and spec.baseline.revision == "main"
+    assert spec.baseline.repo_id == "parallax-zoo/GridWorld-v0"
+    assert dict(spec.baseline.files) == {p.name: hub.sha256_file(p) for p in trained.iterdir()}
+    assert spec.reference_score == json.loads((trained / "eval.json").read_text())["mean"]
+    text = registry_file.read_text()
+    header = original.split("envs:")[0]
+    assert text.startswith(header)
+    before, after = Registry.from_yaml(original), Registry.from_yaml(text)
+    for env_id in before.list_envs():
+        if env_id != "GridWorld-v0":
+            assert after.spec(env_id) == before.spec(env_id)
+    pin_baseline("GridWorld-v0", trained, registry_file)
+    assert registry_file.read_text() == text
+
+
+def test_pin_adds_keys_to_an_entry_that_has_none(trained: Path) -> None:
+    text = "envs:\n  - id: gymnax/CartPole-v1\n    adapter: gymnax\n    foreign_id: CartPole-v1\n"
+    pin = hub.BaselinePin("parallax-zoo/gymnax-CartPole-v1", "main", {"eval.json": "0" * 64})
+    spec = Registry.from_yaml(pinned_text(text, "gymnax/CartPole-v1", pin, 12.5)).spec("gymnax/CartPole-v1")
+    assert spec.baseline == pin and spec.reference_score == 12.5 and spec.foreign_id == "CartPole-v1"
+
+
+def test_a_config_for_another_env_is_refused(tmp_path: Path) -> None:
+    checkpoint.save_config(TINY, tmp_path / "c.yaml")
+    with pytest.raises(ValueError, match="not 'Race-v0'"):
+        resolve_config("Race-v0", tmp_path / "c.yaml")
+
+
+def test_baseline_dirname_replaces_slashes() -> None:
+    assert hub.baseline_dirname("gymnax/CartPole-v1") == "gymnax-CartPole-v1"
+    assert hub.baseline_dirname("Race-v0") == "Race-v0"
+
+
+@pytest.mark.parametrize("folder", SHIPPED)
+def test_shipped_baseline_has_its_default_config_and_pin(folder: str) -> None:
+    env_id = next(e for e in parallax_zoo.list_envs() if hub.baseline_dirname(e) == folder)
+    shipped = hub.mirror_root() / folder
+    assert {p.name for p in shipped.iterdir()} == BASELINE_FILES
+    assert checkpoint.load_config(shipped / "config.yaml") == checkpoint.load_config(default_config_path(env_id))
+    pin = parallax_zoo.spec(env_id).baseline
+    assert pin is not None and dict(pin.files) == {p.name: hub.sha256_file(p) for p in shipped.iterdir()}
+
+
+@pytest.mark.parametrize("folder", SHIPPED)
+def test_evaluating_a_shipped_baseline_reproduces_its_reference_score(folder: str) -> None:
+    env_id = next(e for e in parallax_zoo.list_envs() if hub.baseline_dirname(e) == folder)
+    policy, _ = checkpoint.load(hub.mirror_root() / folder, parallax_zoo.make(env_id))
+    reference = parallax_zoo.spec(env_id).reference_score
+    assert reference is not None
+    assert evaluate(env_id, policy).mean == pytest.approx(reference, rel=1e-6, abs=1e-6)
+
