@@ -405,3 +405,23 @@ def test_model_card_follows_the_hub_rl_convention(tmp_path: Path) -> None:
 def test_model_card_rejects_unmeasured_scores(mean: float, std: float, episodes: int) -> None:
     with pytest.raises(ValueError, match="mean|episodes"):
         model_card(ENV_ID, "PPO", mean, std, episodes)
+
+
+# load_baseline end to end: the shipped Race-v0 baseline served by the test Hub, the mirror empty
+
+
+def test_load_baseline_downloads_verifies_and_reproduces_the_reference(hub: HubServer, tmp_path: Path, monkeypatch):
+    import parallax_zoo
+    from parallax_zoo.evaluation import evaluate
+    from parallax_zoo.loading import load_baseline
+
+    env_spec = parallax_zoo.spec("Race-v0")
+    assert env_spec.baseline is not None and env_spec.reference_score is not None
+    shipped = Path(__file__).resolve().parents[1] / "baselines" / "Race-v0"
+    hub.store.commit_folder(env_spec.baseline.repo_id, shipped)
+    monkeypatch.setenv("PARALLAX_ZOO_BASELINES", str(tmp_path / "empty-mirror"))
+
+    policy = load_baseline("Race-v0")
+    downloaded = sorted(p.name for p in (hf_cache(tmp_path)).rglob("*") if p.is_file() and "snapshots" in p.parts)
+    assert downloaded == sorted(env_spec.baseline.files)
+    assert evaluate("Race-v0", policy).mean == pytest.approx(env_spec.reference_score)
