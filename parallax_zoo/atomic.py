@@ -12,6 +12,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object]) 
     """Call `write(temporary)` for a temporary file beside `path`, then rename it onto `path`.
 
     On any failure the temporary file is removed and `path` keeps its old content.
+    The file gets the usual permissions (0666 less the umask), not the temporary's 0600.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -20,10 +21,18 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object]) 
     temporary = Path(name)
     try:
         write(temporary)
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
     return path
+
+
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it, then restoring it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:

@@ -23,3 +23,14 @@ def test_failed_write_keeps_the_old_file(tmp_path):
         atomic_write(path, half_then_fail)
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["note.txt"]
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        path = write_text_atomic(tmp_path / "note.txt", "x")
+    finally:
+        os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o644
