@@ -139,7 +139,7 @@ def _pin(env_id: str) -> hub.BaselinePin:
 def _demo(args: argparse.Namespace) -> int:
     """Download (or find in the mirror) a baseline, check it, evaluate it against its reference, render it."""
     from parallax_zoo.evaluation import evaluate
-    from parallax_zoo.loading import load_baseline
+    from parallax_zoo.loading import load_folder
     from parallax_zoo.recording import policy_act
 
     env_id = args.env_id
@@ -147,15 +147,17 @@ def _demo(args: argparse.Namespace) -> int:
     pin = _pin(env_id)
     print(parallax_zoo.registry_table())
     print(f"\n{env_id}: baseline {pin.repo_id}@{pin.revision}")
-    policy = load_baseline(env_id)
-    print(f"  fetched from the local mirror, the Hub cache or the Hub, {len(pin.files)} files sha256-verified")
+    folder = hub.fetch_baseline(pin, hub.mirror_folder(env_id))
+    source = "the local mirror" if folder == hub.mirror_folder(env_id) else "the Hub (cached)"
+    print(f"  {len(pin.files)} files from {source}, {folder}, each sha256-verified against the pin")
+    env = parallax_zoo.make(env_id)
+    policy = load_folder(folder, env)
     result = evaluate(env_id, policy, name="baseline")
     low, high = result.ci95
     print(f"  evaluated: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
           f"(95% CI [{low:.3f}, {high:.3f}]); reference score {env_spec.reference_score:.3f}")
     random_result = evaluate(env_id, "random")
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
-    env = parallax_zoo.make(env_id)
     frames = record_episode(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
     path = save_gif(frames, Path(args.out) / f"{env_id.replace('/', '-')}.gif")
     print(f"  an episode of the baseline rendered to {path}")
