@@ -14,7 +14,6 @@ import json
 import math
 import zlib
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 import parallax_zoo
+from parallax_zoo.agents.checkpoint import package_versions
 from parallax_zoo.agents.players import Greedy, RandomPlayer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
@@ -34,7 +34,6 @@ RANDOM = "random"
 """The name of the uniformly random player, usable wherever a policy is."""
 
 PROTOCOL_VERSION = 1
-VERSIONED_PACKAGES = ("parallax-zoo", "jax", "jaxlib", "flax")
 
 
 @dataclass(frozen=True)
@@ -150,16 +149,6 @@ class EvalResult:
         return path
 
 
-def _versions() -> dict[str, str]:
-    found = {}
-    for package in VERSIONED_PACKAGES:
-        try:
-            found[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            found[package] = "not installed"
-    return found
-
-
 def as_player(env: Any, policy: Policy | RolloutPolicy | str, greedy: bool) -> RolloutPolicy:
     """What acts for `policy`: the random player for `"random"`, a `Policy` greedy or sampling, any other player as is."""
     if isinstance(policy, Policy):
@@ -210,7 +199,7 @@ def evaluate(
             scores=tuple(float(s) for s in scores),
             per_agent=tuple(float(s) for s in returns.mean(axis=0)),
             finished=float(np.mean(finished)),
-            versions=_versions(),
+            versions=package_versions(),
         )
     results: dict[str, dict[str, float]] = {}
     first_scores: tuple[float, ...] = ()
@@ -224,7 +213,7 @@ def evaluate(
         if index == 0:
             first_scores = tuple(float(s) for s in side_returns)
     return EvalResult(
-        env_id=env_id, policy=label, protocol=fixed, scores=first_scores, opponents=results, versions=_versions()
+        env_id=env_id, policy=label, protocol=fixed, scores=first_scores, opponents=results, versions=package_versions()
     )
 
 

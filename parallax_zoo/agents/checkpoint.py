@@ -30,7 +30,7 @@ from parallax_zoo.agents.ppo import PPOConfig, model_for
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.yaml"
 ALGORITHMS: dict[str, type[PPOConfig]] = {"ppo": PPOConfig, "mappo": MAPPOConfig}
-VERSIONED_PACKAGES = ("parallax-zoo", "jax", "flax", "optax")
+VERSIONED_PACKAGES = ("parallax-zoo", "jax", "jaxlib", "flax", "optax")
 
 
 class CheckpointError(ValueError):
@@ -90,7 +90,8 @@ def initial_policy(config: PPOConfig, env: Any) -> Policy:
     return Policy(model, model.init(jax.random.key(0)), normalizer)
 
 
-def _versions() -> dict[str, str]:
+def package_versions() -> dict[str, str]:
+    """The installed versions of the packages a result depends on, recorded in configs and results."""
     versions = {}
     for package in VERSIONED_PACKAGES:
         try:
@@ -126,7 +127,7 @@ def config_from_dict(data: dict[str, Any]) -> PPOConfig:
 
 def save_config(config: PPOConfig, path: str | os.PathLike[str]) -> None:
     """Write `config.yaml`: the algorithm, every hyperparameter and the package versions."""
-    text = yaml.safe_dump({**config_to_dict(config), "versions": _versions()}, sort_keys=False)
+    text = yaml.safe_dump({**config_to_dict(config), "versions": package_versions()}, sort_keys=False)
     write_text_atomic(path, text)
 
 
