@@ -71,7 +71,11 @@ def test_notebook_runs_without_error(name: str, kernel_specs: KernelSpecManager,
         notebook, km=kernel, timeout=int(BUDGET_S), allow_errors=False, resources={"metadata": {"path": str(tmp_path)}}
     )
     start = time.perf_counter()
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        if kernel.has_kernel:
+            kernel.shutdown_kernel(now=True)
     elapsed = time.perf_counter() - start
     print(f"{name}: {elapsed:.1f} s")
     assert elapsed < BUDGET_S, f"{name} took {elapsed:.0f} s; notebooks must run in under {BUDGET_S:.0f} s on a CPU"

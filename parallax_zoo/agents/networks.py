@@ -133,6 +133,31 @@ def action_head(space: Space) -> ActionHead:
     raise TypeError(f"No policy head for integer Box actions {space!r}: use Discrete or MultiDiscrete instead.")
 
 
+def orthogonal(scale: float) -> Any:
+    """Flax's orthogonal initializer, drawn one matrix at a time even under `jax.vmap`.
+
+    Vmapping training over seeds would otherwise batch its QR factorisation,
+    and XLA:CPU's batched QR can deadlock (seen with jax 0.10.2 on 2 cores).
+    Each draw equals the unbatched one, so weights do not depend on batching.
+    """
+    base = nn.initializers.orthogonal(scale)
+
+    def init(key: PRNGKeyArray, shape: Any, dtype: Any = jnp.float32) -> Array:
+        @jax.custom_batching.custom_vmap
+        def draw(key: PRNGKeyArray) -> Array:
+            return base(key, shape, dtype)
+
+        @draw.def_vmap
+        def draw_each(axis_size: int, in_batched: list[bool], keys: PRNGKeyArray) -> tuple[Array, bool]:
+            if not in_batched[0]:
+                return draw(keys), False
+            return jax.lax.map(draw, keys), True
+
+        return draw(key)
+
+    return init
+
+
 class MLP(nn.Module):
     """Dense layers with orthogonal init (gain sqrt 2), the usual PPO torso."""
 
@@ -143,7 +168,7 @@ class MLP(nn.Module):
     def __call__(self, x: Array) -> Array:
         act = ACTIVATIONS[self.activation]
         for size in self.hidden_sizes:
-            x = act(nn.Dense(size, kernel_init=nn.initializers.orthogonal(np.sqrt(2.0)))(x))
+            x = act(nn.Dense(size, kernel_init=orthogonal(np.sqrt(2.0)))(x))
         return x
 
 
@@ -157,7 +182,7 @@ class Actor(nn.Module):
     @nn.compact
     def __call__(self, x: Array, action_mask: Array | None = None) -> Distribution:
         x = MLP(self.hidden_sizes, self.activation)(x)
-        small = nn.initializers.orthogonal(0.01)
+        small = orthogonal(0.01)
         if self.head.kind != "gaussian":
             logits = nn.Dense(int(np.prod(self.head.logits_shape)), kernel_init=small)(x)
             return categorical(self.head, logits.reshape(x.shape[:-1] + self.head.logits_shape), action_mask)
@@ -175,7 +200,7 @@ class Critic(nn.Module):
     @nn.compact
     def __call__(self, x: Array) -> Float[Array, "..."]:
         x = MLP(self.hidden_sizes, self.activation)(x)
-        return nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0))(x)[..., 0]
+        return nn.Dense(1, kernel_init=orthogonal(1.0))(x)[..., 0]
 
 
 @dataclass(frozen=True)
