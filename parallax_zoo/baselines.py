@@ -30,7 +30,7 @@ import parallax_zoo
 from parallax_zoo import hub
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.agents import checkpoint
-from parallax_zoo.agents.mappo import MAPPOConfig
+from parallax_zoo.agents.mappo import MAPPOConfig, training_opponent
 from parallax_zoo.agents.players import Greedy, RandomPlayer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.selfplay import head_to_head
@@ -106,7 +106,8 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
     model = model_for(env, config)
     training_env = vector_env(env, config.num_envs)
     optimizer = make_optimizer(config)
-    update = make_update(config, model, training_env, optimizer)
+    opponent = training_opponent(config, model)
+    update = make_update(config, model, training_env, optimizer, opponent=opponent)
     length, count = segment_lengths(config.num_updates)
 
     def init(key: PRNGKeyArray) -> TrainState:
@@ -114,17 +115,20 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
             key = jax.random.split(key)[0]  # mappo.make_train's train key; the other half seeds its snapshot matches
         return init_train_state(config, model, training_env, optimizer, key)
 
-    self_play = isinstance(config, MAPPOConfig) and config.self_play
+    zero_sum = isinstance(config, MAPPOConfig) and (config.self_play or opponent is not None)
     matches = (config.eval_episodes, config.eval_max_steps) if isinstance(config, MAPPOConfig) else (0, 0)
+    rival = RandomPlayer(model) if opponent is None else opponent.player
+    rival_name = "the random player" if opponent is None or not isinstance(config, MAPPOConfig) else config.opponent
 
     def run(state: TrainState, key: PRNGKeyArray) -> tuple[TrainState, Array]:
-        """`length` updates; the curve's points: each update's training return, or for self-play (whose
-        training return is 0 by symmetry) the greedy policy's return against the random player at the end."""
+        """`length` updates; the curve's points: each update's training return, or for zero-sum games
+        (whose training return is 0 by symmetry) the greedy policy's return against the training
+        opponent (else the random player) at the end."""
         state, metrics = jax.lax.scan(update, state, None, length=length)
-        if not self_play:
+        if not zero_sum:
             return state, metrics["episode_return"]
         policy = Policy(model, state.params, state.normalizer)
-        match = head_to_head(env, Greedy(policy), RandomPlayer(model), key, *matches)
+        match = head_to_head(env, Greedy(policy), rival, key, *matches)
         return state, match["return"][None]
 
     init_one = jax.jit(init)
@@ -139,8 +143,8 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
         run=jax.jit(jax.vmap(run, in_axes=(0, None))),
         policy=lambda state: Policy(model, state.params, state.normalizer),
         count=count,
-        steps_per_point=config.num_envs * config.num_steps * (length if self_play else 1),
-        curve_label="return vs the random player (greedy)" if self_play else "training episode return",
+        steps_per_point=config.num_envs * config.num_steps * (length if zero_sum else 1),
+        curve_label=f"return vs {rival_name} (greedy)" if zero_sum else "training episode return",
     )
 
 
@@ -194,10 +198,12 @@ def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]
         f"{algorithm} trained {config.total_timesteps:,} env steps per seed on {config.num_envs} envs x "
         f"{config.num_steps} steps, seeds {seeds} vmapped; these are seed {seeds[0]}'s weights."
     )
+    names = {"baseline": "itself", "random": "the random player"}
     for opponent, record in result.get("opponents", {}).items():
-        text += (f" Against {opponent}: win {record['win']:.1%}, draw {record['draw']:.1%}, "
-                 f"loss {record['loss']:.1%} (see eval.json).")
-    return text
+        text += (f" Against {names.get(opponent, f'the scripted {opponent!r} opponent')}: win {record['win']:.1%}, "
+                 f"draw {record['draw']:.1%}, loss {record['loss']:.1%}; wins from side 0 / side 1 "
+                 f"{record['win_side_0']:.1%} / {record['win_side_1']:.1%}.")
+    return text + " Every match is in eval.json." if result.get("opponents") else text
 
 
 def train_baseline(
@@ -213,8 +219,6 @@ def train_baseline(
     `out_dir` defaults to `hub.mirror_folder(env_id)`.
     The same arguments always produce the same weights.
     """
-    from parallax_zoo.evaluation import evaluate
-
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1 (the curve shows mean and spread over them), got {seeds}")
     resolved = resolve_config(env_id, config)
@@ -227,14 +231,26 @@ def train_baseline(
     folder.mkdir(parents=True, exist_ok=True)
     checkpoint.save(folder, policy, resolved)
     plot_curve(returns, training.steps_per_point, training.curve_label, env_id, folder / CURVE_FILE)
-    saved, _ = checkpoint.load(folder, env)
-    result = evaluate(env_id, saved).to_json()
-    record = {**result, "training_seeds": seed_list, "policy_seed": seed}
+    write_evaluation(env_id, folder, seed_list)
+    return folder
+
+
+def write_evaluation(env_id: str, folder: Path, training_seeds: list[int]) -> None:
+    """Evaluate the weights saved in `folder` and write its `eval.json` and model card.
+
+    In zero-sum games the protocol's "baseline" opponent is these weights
+    themselves (the folder is the baseline being made), so the record shows
+    how the policy fares against itself.
+    """
+    from parallax_zoo.evaluation import evaluate
+
+    saved, config = checkpoint.load(folder, parallax_zoo.make(env_id))
+    result = evaluate(env_id, saved, baseline=saved).to_json()
+    record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
-    algorithm = checkpoint.config_to_dict(resolved)["algorithm"]
+    algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = hub.model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
-        seed=seed, description=card_description(resolved, seed_list, result),
+        seed=training_seeds[0], description=card_description(config, training_seeds, result),
     )
     write_text_atomic(folder / CARD_FILE, card)
-    return folder

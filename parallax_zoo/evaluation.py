@@ -10,6 +10,7 @@ JSON with everything needed to compare them later.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import zlib
@@ -24,7 +25,7 @@ from jax.sharding import Mesh
 
 import parallax_zoo
 from parallax_zoo.agents.checkpoint import package_versions
-from parallax_zoo.agents.players import Greedy, RandomPlayer
+from parallax_zoo.agents.players import Greedy, RandomPlayer, ScriptedPlayer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
 from parallax_zoo.agents.selfplay import head_to_head
@@ -51,10 +52,15 @@ class EvalProtocol:
 
 
 def protocol(env_id: str) -> EvalProtocol:
-    """The protocol of `env_id`: 128 episodes (zero-sum: against each opponent, both seats equally)."""
+    """The protocol of `env_id`: 128 episodes (zero-sum: against each opponent, both seats equally).
+
+    A zero-sum game meets its registry.yaml `opponents` first, then the random player, then the pinned baseline.
+    """
     env_spec = parallax_zoo.spec(env_id)
     zero_sum = "zero-sum" in env_spec.tags
-    opponents = (RANDOM, "baseline") if zero_sum and env_spec.baseline is not None else (RANDOM,) if zero_sum else ()
+    opponents: tuple[str, ...] = ()
+    if zero_sum:
+        opponents = (*env_spec.opponents, RANDOM) + (("baseline",) if env_spec.baseline is not None else ())
     return EvalProtocol(
         env_id=env_id,
         episodes=128,
@@ -72,7 +78,8 @@ class EvalResult:
     `scores` holds one number per episode: the return (single-agent), the mean
     of the slots' returns (cooperative multi-agent), or the policy's side's
     return against the first opponent (zero-sum: +1 win, 0 draw, -1 loss).
-    `opponents` gives win/draw/loss and the mean against each opponent.
+    `opponents` gives win/draw/loss and the mean against each opponent, overall and
+    from each seat (`win_side_0`, ...: the side the policy held, e.g. 0 moves first).
     """
 
     env_id: str
@@ -174,12 +181,15 @@ def evaluate(
     """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env_id` under its fixed protocol.
 
     Zero-sum games also play the pinned `baseline` where the protocol lists it
-    (pass it to avoid a second load). `episodes` overrides the protocol's count
+    (pass it to avoid a second load); a `baseline` passed for a game with none
+    pinned yet is met too, as the protocol will once it is pinned. `episodes` overrides the protocol's count
     for quick looks only: such a result does not compare with published ones.
     `mesh` (`agents.sharding.default_mesh()`) splits the episodes across its
     devices; the episode count must be a multiple of the device count.
     """
     fixed = protocol(env_id)
+    if fixed.zero_sum and baseline is not None and "baseline" not in fixed.opponents:
+        fixed = dataclasses.replace(fixed, opponents=(*fixed.opponents, "baseline"))
     if episodes is not None:
         fixed = EvalProtocol(**{**asdict(fixed), "episodes": episodes})
     env = parallax_zoo.make(env_id)
@@ -209,7 +219,8 @@ def evaluate(
             jax.random.fold_in(key, index)
         )
         side_returns = np.asarray(match.pop("side_returns"))
-        results[opponent_name] = {k: float(v) for k, v in match.items()}
+        side = np.asarray(match.pop("side"))
+        results[opponent_name] = {k: float(v) for k, v in match.items()} | per_side_record(side_returns, side)
         if index == 0:
             first_scores = tuple(float(s) for s in side_returns)
     return EvalResult(
@@ -217,9 +228,23 @@ def evaluate(
     )
 
 
+def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, float]:
+    """Win, draw and loss rates from each side the policy held: `win_side_0`, `draw_side_0`, ..."""
+    record = {}
+    for s in np.unique(side):
+        mine = side_returns[side == s]
+        record |= {f"win_side_{s}": float(np.mean(mine > 0)), f"draw_side_{s}": float(np.mean(mine == 0)),
+                   f"loss_side_{s}": float(np.mean(mine < 0))}
+    return record
+
+
 def _opponent(env_id: str, env: Any, name: str, baseline: Policy | None) -> RolloutPolicy:
     if name == RANDOM:
         return RandomPlayer(actor_critic_for(env))
+    if name in parallax_zoo.spec(env_id).opponents:
+        from parallax_zoo.registry import scripted_opponent
+
+        return ScriptedPlayer(scripted_opponent(env_id, name))
     if baseline is None:
         from parallax_zoo.loading import load_baseline
 

@@ -33,6 +33,9 @@ ADAPTED_ID = re.compile(r"^(?P<namespace>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z][A-Za
 
 ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
+RESERVED_OPPONENTS = ("random", "baseline")
+"""Opponent names evaluation defines itself: the uniformly random player and the pinned baseline."""
+
 
 class RegistryError(Exception):
     """Base class of the registry's errors."""
@@ -71,6 +74,9 @@ class EnvSpec:
     `kwargs` (and its own overrides) to the constructor, and wraps native envs
     in `TimeLimit(max_steps)`; adapters truncate at `max_steps` themselves.
     `reference_score` is what the evaluation measured on the pinned baseline.
+    `opponents` names scripted players of a zero-sum game ("name" -> "module:function",
+    the function mapping per-slot observations to actions); evaluation meets each of them
+    first, so the reference score is measured against the first one.
     """
 
     id: str
@@ -84,12 +90,15 @@ class EnvSpec:
     tags: tuple[str, ...] = ()
     baseline: BaselinePin | None = None
     reference_score: float | None = None
+    opponents: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.tags, list):
             object.__setattr__(self, "tags", tuple(self.tags))
         if isinstance(self.kwargs, Mapping) and not isinstance(self.kwargs, MappingProxyType):
             object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
+        if isinstance(self.opponents, Mapping) and not isinstance(self.opponents, MappingProxyType):
+            object.__setattr__(self, "opponents", MappingProxyType(dict(self.opponents)))
         if isinstance(self.baseline, Mapping):
             try:
                 object.__setattr__(self, "baseline", BaselinePin.from_dict(self.baseline))
@@ -137,6 +146,16 @@ class EnvSpec:
             found.append(("tags", f"must be a list of strings, got {self.tags!r}"))
         if self.baseline is not None and not isinstance(self.baseline, BaselinePin):
             found.append(("baseline", f"must be null or a mapping with repo_id, revision, files; got {self.baseline!r}"))
+        if not isinstance(self.opponents, Mapping):
+            found.append(("opponents", f"must be a mapping from names to 'module:function', got {self.opponents!r}"))
+        else:
+            for name, target in self.opponents.items():
+                if not isinstance(name, str) or name in RESERVED_OPPONENTS:
+                    found.append(("opponents", f"names must be strings other than {RESERVED_OPPONENTS}, got {name!r}"))
+                elif not (isinstance(target, str) and ENTRY_POINT.match(target)):
+                    found.append(("opponents", f"{name!r} must look like 'package.module:function', got {target!r}"))
+            if self.opponents and "zero-sum" not in (self.tags or ()):
+                found.append(("opponents", "only zero-sum games (tag 'zero-sum') have opponents"))
         score = self.reference_score
         if score is not None and not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)):
             found.append(("reference_score", f"must be a finite number or null, got {score!r}"))
@@ -273,14 +292,27 @@ def _id_problems(env_id: Any, adapter: Any) -> list[tuple[str, str]]:
 
 
 def _load_entry_point(env_spec: EnvSpec) -> Any:
-    module_name, _, attribute = str(env_spec.entry_point).partition(":")
+    return _import_target(env_spec.id, "entry_point", str(env_spec.entry_point))
+
+
+def scripted_opponent(env_id: str, name: str) -> Any:
+    """The rule registry.yaml names as `env_id`'s opponent `name` (see `EnvSpec.opponents`)."""
+    env_spec = spec(env_id)
+    if name not in env_spec.opponents:
+        known = ", ".join(map(repr, env_spec.opponents)) or "none"
+        raise RegistryError(f"{env_id} has no scripted opponent {name!r}; registry.yaml lists: {known}")
+    return _import_target(env_id, f"opponents.{name}", env_spec.opponents[name])
+
+
+def _import_target(env_id: str, field_name: str, target_path: str) -> Any:
+    module_name, _, attribute = target_path.partition(":")
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
-        raise RegistryError(f"{env_spec.id}: cannot import {module_name!r} from entry_point {env_spec.entry_point!r}: {error}") from error
+        raise RegistryError(f"{env_id}: cannot import {module_name!r} from {field_name} {target_path!r}: {error}") from error
     for part in attribute.split("."):
         if not hasattr(target, part):
-            raise RegistryError(f"{env_spec.id}: entry_point {env_spec.entry_point!r} names {part!r}, which {module_name!r} does not define")
+            raise RegistryError(f"{env_id}: {field_name} {target_path!r} names {part!r}, which {module_name!r} does not define")
         target = getattr(target, part)
     return target
 
@@ -341,5 +373,6 @@ __all__ = [
     "make",
     "register",
     "registry_table",
+    "scripted_opponent",
     "spec",
 ]

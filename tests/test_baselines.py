@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
@@ -130,11 +131,39 @@ def test_shipped_baseline_has_its_default_config_and_pin(folder: str) -> None:
     assert pin is not None and dict(pin.files) == {p.name: hub.sha256_file(p) for p in shipped.iterdir()}
 
 
+def _from_each_side(record: dict[str, float], outcome: str) -> list[float]:
+    return [record[f"{outcome}_side_{side}"] for side in (0, 1)]
+
+
+TARGETS: dict[str, tuple[str, Any]] = {
+    # Near the optimal return: GridWorld ~0.90 averaged over goals, Race 0.9, RespawnRace ~6.44 in expectation.
+    "GridWorld-v0": ("near optimal", lambda r: r.mean >= 0.85),
+    "GridWorld-Masked-v0": ("near optimal", lambda r: r.mean >= 0.85),
+    "Race-v0": ("near optimal", lambda r: r.mean >= 0.85),
+    "RespawnRace-v0": ("near optimal", lambda r: r.mean >= 6.0),
+    "gymnax/CartPole-v1": ("at least 475", lambda r: r.mean >= 475),
+    "TicTacToe-v0": (
+        "never loses to random, draws against itself",
+        lambda r: r.opponents["random"]["loss"] == 0 and r.opponents["baseline"]["draw"] == 1,
+    ),
+    "ConnectFour-v0": ("90% wins vs random from either seat", lambda r: min(_from_each_side(r.opponents["random"], "win")) >= 0.9),
+    "Othello-v0": ("90% wins vs random from either seat", lambda r: min(_from_each_side(r.opponents["random"], "win")) >= 0.9),
+    "TeamRace-v0": (
+        "beats the naive team from either side",
+        lambda r: all(w > 0.5 for w in _from_each_side(r.opponents["naive"], "win")),
+    ),
+}
+
+
 @pytest.mark.parametrize("folder", SHIPPED)
-def test_evaluating_a_shipped_baseline_reproduces_its_reference_score(folder: str) -> None:
+def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(folder: str) -> None:
     env_id = next(e for e in parallax_zoo.list_envs() if hub.baseline_dirname(e) == folder)
     policy, _ = checkpoint.load(hub.mirror_root() / folder, parallax_zoo.make(env_id))
     reference = parallax_zoo.spec(env_id).reference_score
     assert reference is not None
-    assert evaluate(env_id, policy).mean == pytest.approx(reference, rel=1e-6, abs=1e-6)
+    result = evaluate(env_id, policy)
+    assert result.mean == pytest.approx(reference, rel=1e-6, abs=1e-6)
+    if env_id in TARGETS:
+        target, met = TARGETS[env_id]
+        assert met(result), f"{env_id} misses its target ({target}): mean {result.mean}, {result.opponents}"
 

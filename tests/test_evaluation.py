@@ -10,6 +10,7 @@ import pytest
 
 import parallax_zoo
 from parallax_zoo.agents.checkpoint import initial_policy
+from parallax_zoo.agents.players import ScriptedPlayer
 from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.evaluation import EvalResult, evaluate, protocol
 
@@ -52,6 +53,28 @@ def test_zero_sum_result_counts_wins_draws_and_losses_from_both_seats():
     assert record["win"] + record["draw"] + record["loss"] == pytest.approx(1.0)
     assert set(np.unique(result.scores)) <= {-1.0, 0.0, 1.0}
     assert result.mean == pytest.approx(record["win"] - record["loss"])
+
+
+def test_zero_sum_records_split_by_the_side_the_policy_held():
+    result = evaluate("TicTacToe-v0", "random")
+    record = result.opponents["random"]
+    scores = np.asarray(result.scores)
+    for side in (0, 1):
+        held = scores[side::2]  # episode e seats the policy on side e % 2
+        assert record[f"win_side_{side}"] == pytest.approx(np.mean(held > 0))
+        assert record[f"loss_side_{side}"] == pytest.approx(np.mean(held < 0))
+        assert record[f"win_side_{side}"] + record[f"draw_side_{side}"] + record[f"loss_side_{side}"] == pytest.approx(1)
+    assert (record["win_side_0"] + record["win_side_1"]) / 2 == pytest.approx(record["win"])
+
+
+def test_team_race_meets_its_scripted_naive_team_first():
+    from parallax_zoo.envs.team_race import naive_policy
+
+    assert protocol("TeamRace-v0").opponents[:2] == ("naive", "random")
+    # Naive against naive: both teams run every step and reach the finish together, a draw every game.
+    result = evaluate("TeamRace-v0", ScriptedPlayer(naive_policy), episodes=8)
+    assert result.opponents["naive"]["draw"] == 1.0
+    assert result.scores == (0.0,) * 8
 
 
 def test_json_round_trip_and_atomic_save(tmp_path):

@@ -101,3 +101,27 @@ def test_self_play_beats_random_and_earlier_snapshots():
 def test_mappo_refuses_a_single_agent_env():
     with pytest.raises(ValueError, match="use parallax_zoo.agents.ppo"):
         make_train(MAPPOConfig(), TimeLimit(GridWorld(), 10))
+
+
+def test_config_pairs_an_opponent_with_its_share():
+    with pytest.raises(ValueError, match="give an opponent"):
+        MAPPOConfig(opponent="random")
+    with pytest.raises(ValueError, match="give an opponent"):
+        MAPPOConfig(opponent_share=0.5)
+    with pytest.raises(ValueError, match="seats the opponent in no env"):
+        MAPPOConfig(num_envs=4, opponent="random", opponent_share=0.1)
+
+
+def test_training_against_the_naive_team_learns_to_beat_it():
+    import parallax_zoo
+    from parallax_zoo.evaluation import evaluate
+
+    config = MAPPOConfig(
+        env_id="TeamRace-v0", num_envs=16, num_steps=32, total_timesteps=16 * 32 * 60, learning_rate=3e-3,
+        hidden_sizes=(64, 64), opponent="naive", opponent_share=1.0,
+    )
+    policy, _ = jax.jit(make_train(config, parallax_zoo.make("TeamRace-v0")))(jax.random.key(0))
+    # Naive against naive draws every game; winning needs one teammate to trip while the other runs.
+    result = evaluate("TeamRace-v0", policy, episodes=16)
+    assert result.opponents["naive"]["win_side_0"] == 1.0
+    assert result.opponents["naive"]["win_side_1"] == 1.0

@@ -225,6 +225,14 @@ def test_duplicate_ids_in_one_file_are_rejected() -> None:
          "'A-v0'", "baseline", "invalid sha256 'abc' for 'model.safetensors'"),
         ("  - id: A-v0\n    entry_point: m:C\n    baseline: {repo_id: o/r, tag: v1}\n", "'A-v0'", "baseline", "unknown keys ['tag']"),
         ("  - just a string\n", "#0", "(entry)", "mapping of fields"),
+        ("  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: [m:f]\n", "'A-v0'", "opponents",
+         "mapping from names"),
+        ("  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: {random: m:f}\n", "'A-v0'",
+         "opponents", "other than ('random', 'baseline')"),
+        ("  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: {naive: f}\n", "'A-v0'", "opponents",
+         "'naive' must look like 'package.module:function'"),
+        ("  - id: A-v0\n    entry_point: m:C\n    opponents: {naive: m:f}\n", "'A-v0'", "opponents",
+         "only zero-sum games"),
     ],
 )
 def test_malformed_entry_names_the_entry_and_the_field(entry: str, entry_label: str, field: str, says: str) -> None:
@@ -266,6 +274,16 @@ def test_entry_point_that_does_not_exist_is_reported_at_make() -> None:
     scratch = Registry([EnvSpec(id="Ghost-v0", entry_point="parallax_zoo.envs.race:Ghost")])
     with pytest.raises(registry.RegistryError, match="names 'Ghost', which 'parallax_zoo.envs.race' does not define"):
         scratch.make("Ghost-v0")
+
+
+def test_scripted_opponents_load_by_name_and_unknown_names_list_the_known_ones() -> None:
+    naive = registry.scripted_opponent("TeamRace-v0", "naive")
+    state = parallax_zoo.make("TeamRace-v0").reset(key=jax.random.key(0))
+    assert naive(state.agents.observation).shape == (4,)
+    with pytest.raises(registry.RegistryError, match="no scripted opponent 'blocking'; registry.yaml lists: 'naive'"):
+        registry.scripted_opponent("TeamRace-v0", "blocking")
+    with pytest.raises(registry.RegistryError, match="lists: none"):
+        registry.scripted_opponent("TicTacToe-v0", "naive")
 
 
 # --- adapted envs (run once the adapters are installed) ------------------------------------------------------

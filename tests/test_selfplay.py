@@ -6,15 +6,23 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from jaxtyping import Array, Int
 
 from nim import Nim, PerfectNim
 from parallax import Agents, MARLState, TimeLimit
 from parallax_zoo.agents.mappo import MAPPOConfig
-from parallax_zoo.agents.players import RandomPlayer
+from parallax_zoo.agents.players import Greedy, RandomPlayer, ScriptedPlayer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import model_for
-from parallax_zoo.agents.selfplay import SnapshotBuffer, head_to_head, sides
+from parallax_zoo.agents.selfplay import (
+    SnapshotBuffer,
+    TrainingOpponent,
+    collect_against,
+    head_to_head,
+    seated_slots,
+    sides,
+)
 from parallax_zoo.agents.slots import Slots
 
 ENV = TimeLimit(Nim(), max_steps=20)
@@ -67,3 +75,48 @@ def test_snapshot_buffer_overwrites_the_oldest():
     kernel = jax.tree_util.tree_leaves(buffer.policies)[0]
     np.testing.assert_array_equal(kernel[:, 0, 0] if kernel.ndim > 2 else kernel[:, 0], [3.0, 2.0])
     assert buffer.filled.all() and int(buffer.count) == 3
+
+
+def test_seated_slots_hold_each_side_equally_in_contested_envs_and_all_slots_after():
+    state = jax.vmap(lambda k: ENV.reset(key=k))(jax.random.split(jax.random.key(0), 6))
+    np.testing.assert_array_equal(
+        seated_slots(state, 4),
+        [[True, False], [False, True], [True, False], [False, True], [True, True], [True, True]],
+    )
+
+
+def test_collect_against_seats_the_opponent_and_hides_its_slots_from_learning():
+    from parallax_zoo.agents.ppo import vector_env
+    from parallax_zoo.agents.rollout import collect
+
+    vec_env = vector_env(ENV, 8)
+    state = vec_env.reset(key=jax.random.key(1))
+    always_take_one = ScriptedPlayer(lambda observation: jnp.zeros(observation.shape[:-1], jnp.int32))
+    policy = Policy(MODEL, MODEL.init(jax.random.key(2)))
+    opponent = TrainingOpponent(always_take_one, envs=4)
+    _, trajectory = jax.jit(lambda s, k: collect_against(vec_env, policy, opponent, s, k, 12))(state, jax.random.key(3))
+    learner = np.asarray(seated_slots(state, 4))
+    _, plain = jax.jit(lambda s, k: collect(vec_env, policy, s, k, 12))(state, jax.random.key(3))
+    np.testing.assert_array_equal(trajectory.active, np.asarray(plain.active) & learner)
+    # The opponent's slots play its rule; the learner's slots the policy's own samples.
+    np.testing.assert_array_equal(np.asarray(trajectory.action)[:, ~learner], 0)
+    assert np.any(np.asarray(trajectory.action)[:, learner] != 0)
+
+
+def test_training_against_the_random_player_only_beats_it():
+    config = MAPPOConfig(
+        num_envs=16, num_steps=32, total_timesteps=16 * 32 * 40, learning_rate=3e-3, opponent="random",
+        opponent_share=1.0,
+    )
+    from parallax_zoo.agents.mappo import make_train
+
+    policy, _ = jax.jit(make_train(config, ENV))(jax.random.key(0))
+    results = play(Greedy(policy), RandomPlayer(MODEL))
+    assert float(results["win"]) > 0.75
+
+
+def test_scripted_player_checks_the_shape_of_its_actions():
+    player = ScriptedPlayer(lambda observation: jnp.zeros(observation.shape[:-2], jnp.int32))
+    slots = Slots(jnp.zeros((3, 2, 11)), jnp.zeros((3, 22)), None, jnp.ones((3, 2), bool), jnp.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"expected one per slot \(3, 2\)"):
+        player.act_slots(slots, jax.random.key(0))

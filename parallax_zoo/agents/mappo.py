@@ -12,6 +12,12 @@ slots; with turn-based action masks the waiting player's only legal action is
 the no-op, so nothing else is needed. Training then runs in `snapshots`
 intervals; after each, the policy plays the uniformly random player and every
 earlier snapshot, and is itself stored as a snapshot.
+
+Self-play alone can drift into habits a weak player exploits, so a share of
+the training envs (`opponent_share`) can seat a fixed `opponent` instead: the
+uniformly random player, or a scripted one registry.yaml names for the env
+(TeamRace's naive team). The learner holds each side of those envs in turn
+and learns from its own slots only.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import jax
 from jax.sharding import Mesh
 from jaxtyping import PRNGKeyArray
 
+from parallax_zoo.agents.players import RandomPlayer, ScriptedPlayer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import (
     Metrics,
@@ -36,7 +43,8 @@ from parallax_zoo.agents.ppo import (
     model_for,
     vector_env,
 )
-from parallax_zoo.agents.selfplay import SnapshotBuffer, evaluate_self_play
+from parallax_zoo.agents.networks import ActorCritic
+from parallax_zoo.agents.selfplay import SnapshotBuffer, TrainingOpponent, evaluate_self_play
 from parallax_zoo.agents.sharding import check_divisible
 
 
@@ -50,9 +58,22 @@ class MAPPOConfig(PPOConfig):
     snapshots: int = 4
     eval_episodes: int = 32
     eval_max_steps: int = 200
+    opponent: str = ""
+    opponent_share: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if bool(self.opponent) != (self.opponent_share > 0) or not 0 <= self.opponent_share <= 1:
+            raise ValueError(
+                f"MAPPOConfig: give an opponent ('random' or one of the env's registry.yaml opponents) together "
+                f"with 0 < opponent_share <= 1, or neither; got opponent={self.opponent!r}, "
+                f"opponent_share={self.opponent_share}."
+            )
+        if self.opponent and round(self.opponent_share * self.num_envs) < 1:
+            raise ValueError(
+                f"MAPPOConfig: opponent_share={self.opponent_share} of num_envs={self.num_envs} seats the "
+                "opponent in no env; raise one of them."
+            )
         if self.self_play and (self.snapshots < 1 or self.num_updates % self.snapshots != 0):
             raise ValueError(
                 f"MAPPOConfig: with self_play, num_updates={self.num_updates} must be a multiple of "
@@ -83,7 +104,7 @@ def make_train(
         check_divisible(config.eval_episodes, mesh, "make_train", "eval_episodes")
     training_env = vector_env(env, config.num_envs)
     optimizer = make_optimizer(config)
-    update = make_update(config, model, training_env, optimizer, mesh)
+    update = make_update(config, model, training_env, optimizer, mesh, training_opponent(config, model))
 
     def train(key: PRNGKeyArray) -> tuple[Policy, Metrics]:
         train_key, eval_key = jax.random.split(key)
@@ -112,6 +133,18 @@ def make_train(
         return Policy(model, state.params, state.normalizer), {**metrics, "eval": evaluation}
 
     return train
+
+
+def training_opponent(config: PPOConfig, model: ActorCritic) -> TrainingOpponent | None:
+    """The fixed opponent `config` seats in its first `opponent_share` of the training envs, if any."""
+    if not isinstance(config, MAPPOConfig) or not config.opponent:
+        return None
+    envs = round(config.opponent_share * config.num_envs)
+    if config.opponent == "random":
+        return TrainingOpponent(RandomPlayer(model), envs)
+    from parallax_zoo.registry import scripted_opponent
+
+    return TrainingOpponent(ScriptedPlayer(scripted_opponent(config.env_id, config.opponent)), envs)
 
 
 def train(

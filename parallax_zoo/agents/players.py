@@ -1,4 +1,4 @@
-"""Players for evaluation: the uniformly random player, greedy play, and two players sharing the slots.
+"""Players for evaluation and training opponents: random, scripted and greedy play, and two players sharing the slots.
 
 Each implements `rollout.RolloutPolicy`, so evaluation collects with the
 same `collect` that training uses.
@@ -6,6 +6,7 @@ same `collect` that training uses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import jax
@@ -34,6 +35,31 @@ class RandomPlayer:
 
     def env_action(self, action: Array) -> Array:
         return self.model.env_action(action)
+
+
+@dataclass(frozen=True)
+class ScriptedPlayer:
+    """A fixed rule `act(observation) -> action` per slot (`[*batch, agents, obs_dim] -> [*batch, agents]`).
+
+    Registered envs name theirs in registry.yaml's `opponents` (TeamRace's naive team).
+    """
+
+    act: Callable[[Array], Array]
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
+        action = jnp.asarray(self.act(slots.observation))
+        if action.shape != slots.active.shape:
+            raise ValueError(
+                f"ScriptedPlayer: the rule returned actions of shape {action.shape}, expected one per slot "
+                f"{slots.active.shape}"
+            )
+        return action, jnp.zeros(slots.active.shape), self.value(slots)
+
+    def value(self, slots: Slots) -> Array:
+        return jnp.zeros(slots.active.shape)
+
+    def env_action(self, action: Array) -> Array:
+        return action
 
 
 @dataclass(frozen=True)

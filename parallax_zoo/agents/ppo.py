@@ -32,6 +32,7 @@ from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import Transition, collect, episode_stats
+from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
 from parallax_zoo.agents.sharding import check_divisible, replicate, shard_env_batch
 from parallax_zoo.agents.slots import read_slots
 
@@ -277,18 +278,25 @@ def init_train_state(
 
 def make_update(
     config: PPOConfig, model: ActorCritic, env: RecordEpisodeStatistics, optimizer: optax.GradientTransformation,
-    mesh: Mesh | None = None,
+    mesh: Mesh | None = None, opponent: TrainingOpponent | None = None,
 ) -> Callable[[TrainState, Any], tuple[TrainState, Metrics]]:
     """One PPO iteration as a `lax.scan` body: collect, estimate advantages, learn, update the normaliser.
 
     With a `mesh`, the rollout's env batch is split across its devices and the params stay replicated.
+    With an `opponent` (multi-agent games), it plays its side of the first `opponent.envs` envs and
+    its slots count as inactive for learning.
     """
     learn = make_learner(config, optimizer, mesh)
 
     def update(state: TrainState, _: Any) -> tuple[TrainState, Metrics]:
         key, rollout_key, learn_key = jax.random.split(state.key, 3)
         policy = Policy(model, state.params, state.normalizer)
-        env_state, trajectory = collect(env, policy, state.env_state, rollout_key, config.num_steps, mesh)
+        if opponent is None:
+            env_state, trajectory = collect(env, policy, state.env_state, rollout_key, config.num_steps, mesh)
+        else:
+            env_state, trajectory = collect_against(
+                env, policy, opponent, state.env_state, rollout_key, config.num_steps, mesh
+            )
         last_value = policy.value(read_slots(env_state))
         policy, opt_state, loss_metrics = learn(policy, state.opt_state, trajectory, last_value, learn_key)
         normalizer = state.normalizer

@@ -4,13 +4,16 @@
 slot where the env has no teams), rotating sides so it plays each equally
 often, lets the opponent take the other slots and reports the side's
 results. `SnapshotBuffer` keeps earlier policies inside the jitted training
-loop so the current policy can be measured against them.
+loop so the current policy can be measured against them. `collect_against`
+is training's counterpart of `head_to_head`: a fixed `TrainingOpponent`
+holds one side of some training envs and only the learner's slots are learned from.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -21,10 +24,21 @@ from parallax.core import MARLState
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.rollout import RolloutPolicy, first_episode_returns
+from parallax_zoo.agents.rollout import RolloutPolicy, Transition, collect, first_episode_returns
 from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 
 Results = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TrainingOpponent:
+    """A fixed player met in the first `envs` training envs, the learner holding each side in turn.
+
+    The learner trains only on its own slots there; the remaining envs are self-play.
+    """
+
+    player: RolloutPolicy
+    envs: int
 
 
 def sides(state: MARLState) -> Array:
@@ -44,7 +58,7 @@ def head_to_head(
     max_steps: int,
     mesh: Mesh | None = None,
 ) -> Results:
-    """Win, draw and loss rates, mean return and per-episode `side_returns` of `player` against `opponent`.
+    """Win, draw and loss rates, mean return, and per episode the `side` played and its `side_returns`.
 
     Episode `e` seats `player` on side `e % num_sides` (a team, or a single
     slot where the env has no teams) and `opponent` on every other slot; the
@@ -56,9 +70,7 @@ def head_to_head(
     vec_env = RecordEpisodeStatistics(VmapWrapper(env, num_episodes))
     reset_key, play_key = jax.random.split(key)
     state = shard_env_batch(vec_env.reset(key=reset_key), mesh)
-    slot_sides = sides(state)
-    seated = jnp.arange(num_episodes) % (jnp.max(slot_sides) + 1)
-    ours = shard_env_batch(slot_sides == seated[:, None], mesh)
+    ours = shard_env_batch(seated_slots(state, num_episodes), mesh)
     returns, _ = first_episode_returns(vec_env, Matchup(player, opponent, ours), state, play_key, max_steps, mesh)
     mine = jnp.sum(jnp.where(ours, returns, 0.0), axis=-1) / jnp.sum(ours, axis=-1)
     return {
@@ -67,7 +79,38 @@ def head_to_head(
         "loss": jnp.mean(mine < 0),
         "return": jnp.mean(mine),
         "side_returns": mine,
+        "side": jnp.arange(num_episodes) % (jnp.max(sides(state)) + 1),
     }
+
+
+def seated_slots(state: MARLState, contested: int | Array) -> Bool[Array, "envs agents"]:
+    """The slots a player holds in a batch of games `[envs, agents]`.
+
+    In env `e < contested` it holds side `e % num_sides` (so each side equally
+    often) and an opponent the rest; in every later env it holds all slots.
+    """
+    slot_sides = sides(state)
+    env_index = jnp.arange(slot_sides.shape[0])
+    side = env_index % (jnp.max(slot_sides) + 1)
+    return (slot_sides == side[:, None]) | (env_index >= contested)[:, None]
+
+
+def collect_against(
+    env: Any,
+    policy: RolloutPolicy,
+    opponent: TrainingOpponent,
+    state: MARLState,
+    key: PRNGKeyArray,
+    num_steps: int,
+    mesh: Mesh | None = None,
+) -> tuple[MARLState, Transition]:
+    """`rollout.collect` with `opponent.player` seated against `policy` in the first `opponent.envs` envs.
+
+    The opponent's slots come back inactive in the trajectory, so no loss term learns from its moves.
+    """
+    learner = seated_slots(state, opponent.envs)
+    final, trajectory = collect(env, Matchup(policy, opponent.player, learner), state, key, num_steps, mesh)
+    return cast(MARLState, final), dataclasses.replace(trajectory, active=trajectory.active & learner)
 
 
 @jax.tree_util.register_dataclass

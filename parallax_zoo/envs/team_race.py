@@ -131,7 +131,15 @@ def _egocentric_order(team: np.ndarray) -> np.ndarray:
 
 def naive_action(state: MARLState) -> Array:
     """The naive scripted policy: every slot always runs. Works on one state or a batch."""
-    return jnp.full(state.agents.active.shape, RUN, jnp.int32)
+    return naive_policy(state.agents.observation)
+
+
+def naive_policy(observation: Array) -> Array:
+    """The naive team as a rule on per-slot observations `[*batch, agents, 5]`: every slot runs.
+
+    registry.yaml names it as TeamRace's `naive` opponent, for evaluation and for training against it.
+    """
+    return jnp.full(observation.shape[:-1], RUN, jnp.int32)
 
 
 def blocking_action(state: MARLState, reach: int = 1) -> Array:
