@@ -25,7 +25,7 @@ from jax.sharding import Mesh
 
 import parallax_zoo
 from parallax_zoo.agents.checkpoint import package_versions
-from parallax_zoo.agents.players import Greedy, RandomPlayer, ScriptedPlayer
+from parallax_zoo.agents.players import Greedy, RandomPlayer, fixed_player
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
 from parallax_zoo.agents.selfplay import head_to_head
@@ -239,12 +239,8 @@ def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, flo
 
 
 def _opponent(env_id: str, env: Any, name: str, baseline: Policy | None) -> RolloutPolicy:
-    if name == RANDOM:
-        return RandomPlayer(actor_critic_for(env))
-    if name in parallax_zoo.spec(env_id).opponents:
-        from parallax_zoo.registry import scripted_opponent
-
-        return ScriptedPlayer(scripted_opponent(env_id, name))
+    if name == RANDOM or name in parallax_zoo.spec(env_id).opponents:
+        return fixed_player(env_id, name, actor_critic_for(env))
     if baseline is None:
         from parallax_zoo.loading import load_baseline
 

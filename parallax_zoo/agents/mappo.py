@@ -30,7 +30,7 @@ import jax
 from jax.sharding import Mesh
 from jaxtyping import PRNGKeyArray
 
-from parallax_zoo.agents.players import RandomPlayer, ScriptedPlayer
+from parallax_zoo.agents.players import fixed_player
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import (
     Metrics,
@@ -140,11 +140,7 @@ def training_opponent(config: PPOConfig, model: ActorCritic) -> TrainingOpponent
     if not isinstance(config, MAPPOConfig) or not config.opponent:
         return None
     envs = round(config.opponent_share * config.num_envs)
-    if config.opponent == "random":
-        return TrainingOpponent(RandomPlayer(model), envs)
-    from parallax_zoo.registry import scripted_opponent
-
-    return TrainingOpponent(ScriptedPlayer(scripted_opponent(config.env_id, config.opponent)), envs)
+    return TrainingOpponent(fixed_player(config.env_id, config.opponent, model), envs)
 
 
 def train(

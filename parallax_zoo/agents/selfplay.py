@@ -79,7 +79,7 @@ def head_to_head(
         "loss": jnp.mean(mine < 0),
         "return": jnp.mean(mine),
         "side_returns": mine,
-        "side": jnp.arange(num_episodes) % (jnp.max(sides(state)) + 1),
+        "side": held_side(sides(state)),
     }
 
 
@@ -91,8 +91,12 @@ def seated_slots(state: MARLState, contested: int | Array) -> Bool[Array, "envs 
     """
     slot_sides = sides(state)
     env_index = jnp.arange(slot_sides.shape[0])
-    side = env_index % (jnp.max(slot_sides) + 1)
-    return (slot_sides == side[:, None]) | (env_index >= contested)[:, None]
+    return (slot_sides == held_side(slot_sides)[:, None]) | (env_index >= contested)[:, None]
+
+
+def held_side(slot_sides: Array) -> Array:
+    """The side a seated player holds in each env `[envs]`: env `e` gets side `e % num_sides`."""
+    return jnp.arange(slot_sides.shape[0]) % (jnp.max(slot_sides) + 1)
 
 
 def collect_against(
