@@ -59,13 +59,15 @@ def line_cells(height: int, width: int, length: int) -> np.ndarray:
     return np.array(lines, np.int32)
 
 
-def mover_move(state: MARLState, action: Int[Array, " 2"]) -> tuple[Int[Array, ""], Bool[Array, ""]]:
-    """The move of the player to move, and whether it is legal (in range and allowed by its action mask).
+def played_move(state: MARLState, action: Int[Array, " 2"]) -> Int[Array, ""]:
+    """The move of the player to move if it is legal (in range and allowed by its action mask), else -1.
 
     The waiting player's entry of `action` is never read (rule 1). A one-hot
-    match instead of an index keeps out-of-range moves illegal. Being a
-    reduction, XLA computes it once per env; an elementwise test is re-fused
-    by XLA:CPU into the loop of every output leaf and of the selective reset.
+    match instead of an index keeps out-of-range moves illegal, and `-1`
+    matches no cell, so `jnp.arange(cells) == played` places nothing after an
+    illegal move. Being a reduction, XLA:CPU computes it once per env instead
+    of re-deriving it inside the loop of every output leaf and of the
+    selective reset.
     """
     action_mask = state.agents.action_mask
     if action_mask is None:
@@ -76,7 +78,8 @@ def mover_move(state: MARLState, action: Int[Array, " 2"]) -> tuple[Int[Array, "
     to_move = state.env_state.to_move
     move = jnp.where(to_move == 0, action[0], action[1]).astype(jnp.int32)
     mask_row = jnp.where(to_move == 0, action_mask[0], action_mask[1])
-    return move, jnp.any(mask_row & (jnp.arange(action_mask.shape[-1]) == move))
+    actions = jnp.arange(action_mask.shape[-1])
+    return jnp.max(jnp.where(mask_row & (actions == move), actions, -1))
 
 
 def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended: Bool[Array, ""]) -> Bool[Array, "2 actions"]:
@@ -92,14 +95,18 @@ def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended
 
 
 def placement_outcome(
-    legal: Bool[Array, ""], won: Bool[Array, ""], full: Bool[Array, ""], mover: Int[Array, ""]
+    legal: Bool[Array, ""], won: Bool[Array, ""], open_moves: Bool[Array, " moves"], mover: Int[Array, ""]
 ) -> tuple[Int[Array, ""], Bool[Array, ""]]:
     """The winner (or `NO_WINNER`) and whether the game ended, after `mover`'s move in a line-making game.
 
-    A line wins, an illegal move loses, a full board without a line draws.
+    A line wins, an illegal move loses, a full board without a line draws:
+    the game goes on only after a legal move that made no line and left one
+    of `open_moves` open. That test is one reduction, so XLA:CPU computes it
+    once per env instead of inside the loop of every output leaf and of the
+    selective reset.
     """
     winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover)).astype(jnp.int32)
-    return winner, won | ~legal | full
+    return winner, ~jnp.any(open_moves & legal & ~won)
 
 
 def outcome_rewards(winner: Int[Array, ""], ended: Bool[Array, ""]) -> Float[Array, " 2"]:

@@ -83,20 +83,22 @@ class ConnectFour:
         """Drop the mover's piece; four in a row, a full board or an illegal move ends the game."""
         check_action(self.action_space, action, (), "ConnectFour.step")
         game: ConnectFourState = state.env_state
-        move, legal = board.mover_move(state, action)
+        move = board.played_move(state, action)
+        legal = move >= 0
         mark = board.mark_of(game.to_move)
-        dropped = legal & (jnp.arange(self.width) == move)
+        dropped = jnp.arange(self.width) == move
         row = self.height - 1 - jnp.sum(jnp.where(dropped, game.heights, 0))
         cell = row * self.width + move
-        placed = jnp.where(legal & (jnp.arange(self.height * self.width) == cell), mark, game.board)
+        placed = jnp.where(jnp.arange(self.height * self.width) == jnp.where(legal, cell, -1), mark, game.board)
         heights = game.heights + dropped.astype(jnp.int8)
         drop_bits = jnp.where(dropped, jnp.left_shift(1, game.heights.astype(jnp.int32)), 0)
         mover_columns = jnp.where(game.to_move == 0, game.columns[0], game.columns[1]) | drop_bits
         columns = jnp.where((jnp.arange(board.NUM_PLAYERS) == game.to_move)[:, None], mover_columns, game.columns)
         won = legal & _four_in_a_row(mover_columns)
-        winner, ended = board.placement_outcome(legal, won, jnp.all(heights == self.height), game.to_move)
+        open_columns = heights < self.height
+        winner, ended = board.placement_outcome(legal, won, open_columns, game.to_move)
         next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights, columns=columns)
-        return self._state(next_game, heights < self.height, ended, state.step_count + 1, state.key)
+        return self._state(next_game, open_columns, ended, state.step_count + 1, state.key)
 
     def _state(self, game: ConnectFourState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         return board.game_state(

@@ -127,12 +127,12 @@ class Othello:
         """Place (flipping every flanked run) or pass; the game ends when neither player can place."""
         check_action(self.action_space, action, (), "Othello.step")
         game: BoardState = state.env_state
-        move, legal = board.mover_move(state, action)
+        move = board.played_move(state, action)
         mark = board.mark_of(game.to_move)
-        placed = legal & (jnp.arange(CELLS) == move)
+        placed = jnp.arange(CELLS) == move
         flipped = _flips(placed, game.board == mark, game.board == -mark)
         after = jnp.where(placed | flipped, mark, game.board)
-        return self._settle(after, 1 - game.to_move, legal, state.step_count + 1, state.key)
+        return self._settle(after, 1 - game.to_move, move >= 0, state.step_count + 1, state.key)
 
     def _settle(self, cells: Array, to_move: Array, legal: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         """The state with `to_move` to play on `cells`, after a move that was `legal` (an illegal one loses)."""

@@ -79,15 +79,17 @@ class TicTacToe:
         check_action(self.action_space, action, (), "TicTacToe.step")
         game: TicTacToeState = state.env_state
         cells = self.height * self.width
-        move, legal = board.mover_move(state, action)
+        move = board.played_move(state, action)
+        legal = move >= 0
         placed_bit = jnp.where(legal, jnp.left_shift(jnp.int32(1), jnp.clip(move, 0, cells - 1)), 0)
         mover_pieces = jnp.where(game.to_move == 0, game.pieces[0], game.pieces[1]) | placed_bit
         pieces = jnp.where(jnp.arange(board.NUM_PLAYERS) == game.to_move, mover_pieces, game.pieces)
-        placed = jnp.where(legal & (jnp.arange(cells) == move), board.mark_of(game.to_move), game.board)
+        placed = jnp.where(jnp.arange(cells) == move, board.mark_of(game.to_move), game.board)
         won = jnp.asarray(_HAS_LINE)[mover_pieces]
-        winner, ended = board.placement_outcome(legal, won, jnp.all(placed != 0), game.to_move)
+        open_cells = placed == 0
+        winner, ended = board.placement_outcome(legal, won, open_cells, game.to_move)
         next_game = TicTacToeState(board=placed, to_move=1 - game.to_move, winner=winner, pieces=pieces)
-        return self._state(next_game, placed == 0, ended, state.step_count + 1, state.key)
+        return self._state(next_game, open_cells, ended, state.step_count + 1, state.key)
 
     def _state(self, game: TicTacToeState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         return board.game_state(
