@@ -65,9 +65,9 @@ def played_move(state: MARLState, action: Int[Array, " 2"]) -> Int[Array, ""]:
     The waiting player's entry of `action` is never read (rule 1). A one-hot
     match instead of an index keeps out-of-range moves illegal, and `-1`
     matches no cell, so `jnp.arange(cells) == played` places nothing after an
-    illegal move. Being a reduction, XLA:CPU computes it once per env instead
-    of re-deriving it inside the loop of every output leaf and of the
-    selective reset.
+    illegal move. Both the mover's action and the result are reductions, so
+    XLA:CPU computes each once per env instead of re-deriving it inside the
+    loop of every output leaf and of the selective reset.
     """
     action_mask = state.agents.action_mask
     if action_mask is None:
@@ -76,7 +76,7 @@ def played_move(state: MARLState, action: Int[Array, " 2"]) -> Int[Array, ""]:
             "got a state without one. Pass the state the env returned."
         )
     to_move = state.env_state.to_move
-    move = jnp.where(to_move == 0, action[0], action[1]).astype(jnp.int32)
+    move = jnp.sum(jnp.where(jnp.arange(NUM_PLAYERS) == to_move, action, 0)).astype(jnp.int32)
     mask_row = jnp.where(to_move == 0, action_mask[0], action_mask[1])
     actions = jnp.arange(action_mask.shape[-1])
     return jnp.max(jnp.where(mask_row & (actions == move), actions, -1))
