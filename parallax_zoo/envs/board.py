@@ -145,8 +145,9 @@ def observe(
     views = board.reshape(1, height, width) * _SLOT_MARKS.reshape(NUM_PLAYERS, 1, 1)
     if not turn_plane:
         return views
-    my_turn = (jnp.arange(NUM_PLAYERS, dtype=to_move.dtype) == to_move).astype(jnp.int8).reshape(NUM_PLAYERS, 1, 1)
-    return jnp.stack([views, jnp.broadcast_to(my_turn, views.shape)], axis=-1)
+    my_turn = (jnp.arange(NUM_PLAYERS, dtype=to_move.dtype) == to_move).astype(jnp.int8).reshape(NUM_PLAYERS, 1, 1, 1)
+    plane = np.arange(2)  # 0: the signed board, 1: my turn; a select, not a stack, so the loop has no concatenation
+    return jnp.where(plane == 0, views[..., None], my_turn)
 
 
 def global_observe(board: Int8[Array, " cells"], to_move: Int[Array, ""]) -> Int8[Array, " cells_plus_one"]:

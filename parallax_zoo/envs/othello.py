@@ -12,6 +12,11 @@ other reward is 0. An illegal move by the player to move (a placement that
 flips nothing or lands on a disc, a pass while a placement exists, the no-op,
 an index out of range) loses the game on the spot: it gets -1, the other
 player +1. The waiting player's action is ignored entirely.
+
+Move generation works on bitboards: a set of cells is two `uint32` words, and
+the eight directions are shifted together along a direction axis, so every
+operation is elementwise over envs and directions, and the unions over
+directions are reductions that XLA computes once per env.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
-from jaxtyping import Array, Bool, Int, PRNGKeyArray
+from jaxtyping import Array, Bool, Int, Int8, PRNGKeyArray
 
 from parallax.core import MARLState, require_key
 from parallax.spaces import Space, check_action
@@ -39,47 +44,120 @@ def _interior(rows: slice, cols: slice) -> np.ndarray:
     return mask.reshape(CELLS)
 
 
-# The eight directions as flat-index steps, with the cells a flanked run along them can cover:
-# a run never touches the edge it is heading to or coming from, so masking the edges stops
-# `jnp.roll` from wrapping a run around the board (seed 003, rule 9: built once, outside jit).
-_STEPS = np.array([1, -1, SIZE, -SIZE, SIZE + 1, -SIZE - 1, SIZE - 1, -SIZE + 1], np.int32)
-_RUN_CELLS = np.stack(
-    [_interior(slice(None), slice(1, -1))] * 2
-    + [_interior(slice(1, -1), slice(None))] * 2
-    + [_interior(slice(1, -1), slice(1, -1))] * 4
-)
+Bits = tuple[Array, Array]
+"""A set of cells as two `uint32` words: bit `i` of the first is cell `i`, bit `i` of the second is cell `32 + i`."""
 
 
-def _flanked_runs(start: Bool[Array, "... 64"], opponent: Bool[Array, "... 64"], step: Int[Array, ""]) -> Bool[Array, "... 64"]:
-    """The opponent discs reachable from `start` by an unbroken run along `step` (up to six long)."""
-    run = opponent & jnp.roll(start, step, axis=-1)
+def _direction_table() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per direction: left and right shift amounts, and the two words of the cells a flanked run can cover.
+
+    The eight directions are flat-index steps. A run never touches the edge it
+    is heading to or coming from, so masking the edges keeps a shift from
+    carrying a run over into the next row (seed 003, rule 9: built once,
+    outside jit).
+    """
+    steps = np.array([1, -1, SIZE, -SIZE, SIZE + 1, -SIZE - 1, SIZE - 1, -SIZE + 1])
+    run_cells = np.stack(
+        [_interior(slice(None), slice(1, -1))] * 2
+        + [_interior(slice(1, -1), slice(None))] * 2
+        + [_interior(slice(1, -1), slice(1, -1))] * 4
+    )
+    weights = np.left_shift(np.uint64(1), np.arange(32, dtype=np.uint64))
+    words = [(run_cells[:, half * 32 : (half + 1) * 32] * weights).sum(axis=1).astype(np.uint32) for half in (0, 1)]
+    return np.maximum(steps, 0).astype(np.uint32), np.maximum(-steps, 0).astype(np.uint32), words[0], words[1]
+
+
+_LEFT, _RIGHT, _RUN_LOW, _RUN_HIGH = _direction_table()
+_BIT_OF_WORD = np.left_shift(np.uint32(1), np.arange(32, dtype=np.uint32))
+
+
+def _discs(cells: Int8[Array, " 64"]) -> tuple[Bits, Bits]:
+    """Slot 0's (X, +1) and slot 1's (O, -1) discs as `Bits`.
+
+    One reduction with four outputs, so XLA:CPU reads the board once per env.
+    """
+    halves = cells.reshape(2, 32)
+    zero = np.uint32(0)
+    operands = tuple(jnp.where(halves[half] == mark, _BIT_OF_WORD, zero) for mark in (1, -1) for half in (0, 1))
+    x_low, x_high, o_low, o_high = jax.lax.reduce(
+        operands, (zero,) * 4, lambda a, b: tuple(x | y for x, y in zip(a, b, strict=True)), (0,)
+    )
+    return (x_low, x_high), (o_low, o_high)
+
+
+def _to_cells(bits: Bits, extra: Bool[Array, ""] | None = None) -> Bool[Array, " cells"]:
+    """`Bits` back to a flat 64-cell mask, with `extra` appended as a 65th entry when given.
+
+    Each entry picks its word and bit from constant tables, so the loop that
+    writes it has no concatenation in it.
+    """
+    index = np.arange(CELLS + (extra is not None))
+    word = jnp.where(index < 32, bits[0], bits[1])
+    in_word = ((word >> (index & 31).astype(np.uint32)) & np.uint32(1)) != 0
+    return in_word if extra is None else jnp.where(index < CELLS, in_word, extra)
+
+
+def _single_cell(cell: Int[Array, ""]) -> Bits:
+    """The one-cell set `{cell}`, or the empty set when `cell` is off the board (a pass, the no-op, -1)."""
+    bit = jnp.left_shift(np.uint32(1), (cell & 31).astype(jnp.uint32))
+    zero = np.uint32(0)
+    return jnp.where((cell >= 0) & (cell < 32), bit, zero), jnp.where((cell >= 32) & (cell < CELLS), bit, zero)
+
+
+def _shift(bits: Bits) -> Bits:
+    """Each direction's set moved one step along it; cells moved off the board vanish.
+
+    One of the two shift amounts is 0, and XLA shifts by 32 or more give 0,
+    so one formula serves both signs of step.
+    """
+    low, high = bits
+    return (
+        ((low << _LEFT) >> _RIGHT) | (high << (32 - _RIGHT)),
+        ((high << _LEFT) >> _RIGHT) | (low >> (32 - _LEFT)),
+    )
+
+
+def _where(condition: Bool[Array, ""], a: Bits, b: Bits) -> Bits:
+    return jnp.where(condition, a[0], b[0]), jnp.where(condition, a[1], b[1])
+
+
+def _and(a: Bits, b: Bits | tuple[np.ndarray, np.ndarray]) -> Bits:
+    return a[0] & b[0], a[1] & b[1]
+
+
+def _or(a: Bits, b: Bits) -> Bits:
+    return a[0] | b[0], a[1] | b[1]
+
+
+def _any_direction(bits: Bits) -> Bits:
+    """The union over the direction axis: one reduction of both words together, so XLA:CPU computes the runs once per env."""
+    zero = np.uint32(0)
+    low, high = jax.lax.reduce(bits, (zero, zero), lambda a, b: (a[0] | b[0], a[1] | b[1]), (0,))
+    return low, high
+
+
+def _flanked_runs(start: Bits, opponent: Bits) -> Bits:
+    """Per direction, the opponent discs reachable from `start` by an unbroken run along it (up to six long)."""
+    opponent = _and(opponent, (_RUN_LOW, _RUN_HIGH))
+    run = _and(_shift(start), opponent)
     for _ in range(SIZE - 3):
-        run = run | (opponent & jnp.roll(run, step, axis=-1))
+        run = _or(run, _and(_shift(run), opponent))
     return run
 
 
-@jax.jit
-def _placements(own: Bool[Array, "... 64"], opponent: Bool[Array, "... 64"]) -> Bool[Array, "... 64"]:
+def _placements(own: Bits, opponent: Bits) -> Bits:
     """Empty cells where a disc of `own` would close at least one run of `opponent` discs."""
-    empty = ~(own | opponent)
-
-    def direction(d: Int[Array, ""], found: Bool[Array, "... 64"]) -> Bool[Array, "... 64"]:
-        run = _flanked_runs(own, opponent & jnp.asarray(_RUN_CELLS)[d], jnp.asarray(_STEPS)[d])
-        return found | (jnp.roll(run, jnp.asarray(_STEPS)[d], axis=-1) & empty)
-
-    return jax.lax.fori_loop(0, len(_STEPS), direction, jnp.zeros_like(own))
+    empty = ~(own[0] | opponent[0]), ~(own[1] | opponent[1])
+    return _any_direction(_and(_shift(_flanked_runs(own, opponent)), empty))
 
 
-@jax.jit
-def _flips(placed: Bool[Array, " 64"], own: Bool[Array, " 64"], opponent: Bool[Array, " 64"]) -> Bool[Array, " 64"]:
-    """The opponent discs that a disc placed on `placed` (one-hot, or all false for a pass) turns over."""
-
-    def direction(d: Int[Array, ""], flipped: Bool[Array, " 64"]) -> Bool[Array, " 64"]:
-        run = _flanked_runs(placed, opponent & jnp.asarray(_RUN_CELLS)[d], jnp.asarray(_STEPS)[d])
-        closed = jnp.any(jnp.roll(run, jnp.asarray(_STEPS)[d]) & own)
-        return flipped | (run & closed)
-
-    return jax.lax.fori_loop(0, len(_STEPS), direction, jnp.zeros_like(own))
+def _flips(placed: Bits, own: Bits, opponent: Bits) -> Bits:
+    """The opponent discs that a disc placed on `placed` (one cell, or none for a pass) turns over."""
+    run = _flanked_runs(placed, opponent)
+    end = _and(_shift(run), own)
+    closed = (end[0] | end[1]) != 0
+    zero = np.uint32(0)
+    return _any_direction((jnp.where(closed, run[0], zero), jnp.where(closed, run[1], zero)))
 
 
 class Othello:
@@ -129,24 +207,29 @@ class Othello:
         game: BoardState = state.env_state
         move = board.played_move(state, action)
         mark = board.mark_of(game.to_move)
-        placed = jnp.arange(CELLS) == move
-        flipped = _flips(placed, game.board == mark, game.board == -mark)
-        after = jnp.where(placed | flipped, mark, game.board)
+        placed = _single_cell(move)
+        x_discs, o_discs = _discs(game.board)
+        mover_is_x = game.to_move == 0
+        own = _where(mover_is_x, x_discs, o_discs)
+        opponent = _where(mover_is_x, o_discs, x_discs)
+        flipped = _flips(placed, own, opponent)
+        after = jnp.where(_to_cells(_or(placed, flipped)), mark, game.board)
         return self._settle(after, 1 - game.to_move, move >= 0, state.step_count + 1, state.key)
 
     def _settle(self, cells: Array, to_move: Array, legal: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         """The state with `to_move` to play on `cells`, after a move that was `legal` (an illegal one loses)."""
-        pieces = jnp.stack([cells == 1, cells == -1])
-        placements = _placements(pieces, pieces[::-1])
-        mover_can = jnp.where(to_move == 0, placements[0], placements[1])
-        mover_has = jnp.any(mover_can)
-        nobody_can = ~jnp.any(placements)
+        x_discs, o_discs = _discs(cells)
+        x_can, o_can = _placements(x_discs, o_discs), _placements(o_discs, x_discs)
+        mover_can = _where(to_move == 0, x_can, o_can)
+        mover_has = (mover_can[0] | mover_can[1]) != 0
+        # The game goes on only after a legal move that leaves someone a placement: one
+        # reduction, so XLA:CPU computes it once per env and not inside every leaf's loop.
+        ended = ~jnp.any(legal & (jnp.stack([*x_can, *o_can]) != 0))
         disc_balance = jnp.sum(cells.astype(jnp.int32))
         by_discs = jnp.where(disc_balance > 0, 0, jnp.where(disc_balance < 0, 1, board.NO_WINNER))
-        winner = jnp.where(legal, jnp.where(nobody_can, by_discs, board.NO_WINNER), to_move)
+        winner = jnp.where(legal, jnp.where(ended, by_discs, board.NO_WINNER), to_move)
         game = BoardState(board=cells, to_move=to_move, winner=winner.astype(jnp.int32))
-        legal_moves = jnp.concatenate([mover_can, ~mover_has[None]])
-        return self._state(game, legal_moves, ~legal | nobody_can, step_count, key)
+        return self._state(game, _to_cells(mover_can, extra=~mover_has), ended, step_count, key)
 
     def _state(self, game: BoardState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
         return board.game_state(
