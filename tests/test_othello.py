@@ -185,6 +185,27 @@ def test_random_games_match_the_reference_and_ignore_the_waiting_slot(choices: l
         state, mark = after, -mark
 
 
+POSITION = jax.jit(lambda cells, to_move: ENV.position(cells, to_move, key=KEY))
+
+
+@settings(max_examples=40, deadline=None)
+@given(cells=st.lists(st.sampled_from([-1, 0, 0, 1]), min_size=64, max_size=64), to_move=st.integers(0, 1))
+def test_any_position_matches_the_reference(cells: list[int], to_move: int) -> None:
+    # Arbitrary boards reach every edge, corner and the cell 31/32 word boundary of the bitboards,
+    # which games from the opening rarely do.
+    mark = 1 if to_move == 0 else -1
+    state = POSITION(np.array(cells, np.int8), to_move)
+    legal = othello_legal(cells, mark)
+    nobody = not any(legal) and not any(othello_legal(cells, -mark))
+    assert bool(state.termination) == nobody
+    if nobody:
+        return
+    np.testing.assert_array_equal(np.asarray(state.agents.action_mask)[to_move], legal + [not any(legal), False])
+    for move in np.flatnonzero(legal)[:4].tolist():
+        after = STEP(state, turn_action(ENV, state, move))
+        assert board_of(after) == othello_play(cells, move, mark)
+
+
 def test_random_playouts_keep_every_invariant() -> None:
     before, after = random_playout(ENV, num_envs=64, num_steps=140)
     check_turn_invariants(ENV, before, after)
