@@ -118,7 +118,7 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
     zero_sum = isinstance(config, MAPPOConfig) and (config.self_play or opponent is not None)
     matches = (config.eval_episodes, config.eval_max_steps) if isinstance(config, MAPPOConfig) else (0, 0)
     rival = RandomPlayer(model) if opponent is None else opponent.player
-    rival_name = "the random player" if opponent is None or not isinstance(config, MAPPOConfig) else config.opponent
+    rival_name = opponent_label(config.opponent if isinstance(config, MAPPOConfig) and opponent is not None else "random")
 
     def run(state: TrainState, key: PRNGKeyArray) -> tuple[TrainState, Array]:
         """`length` updates; the curve's points: each update's training return, or for zero-sum games
@@ -191,6 +191,11 @@ def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: st
         plt.close(figure)
 
 
+def opponent_label(name: str) -> str:
+    """An evaluation or training opponent's name in prose, for curve labels and model cards."""
+    return {"baseline": "itself", "random": "the random player"}.get(name, f"the scripted {name!r} opponent")
+
+
 def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]) -> str:
     """The model card's summary of how the weights were trained and, for games, how they play."""
     algorithm = "MAPPO" if isinstance(config, MAPPOConfig) else "PPO"
@@ -198,9 +203,8 @@ def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]
         f"{algorithm} trained {config.total_timesteps:,} env steps per seed on {config.num_envs} envs x "
         f"{config.num_steps} steps, seeds {seeds} vmapped; these are seed {seeds[0]}'s weights."
     )
-    names = {"baseline": "itself", "random": "the random player"}
     for opponent, record in result.get("opponents", {}).items():
-        text += (f" Against {names.get(opponent, f'the scripted {opponent!r} opponent')}: win {record['win']:.1%}, "
+        text += (f" Against {opponent_label(opponent)}: win {record['win']:.1%}, "
                  f"draw {record['draw']:.1%}, loss {record['loss']:.1%}; wins from side 0 / side 1 "
                  f"{record['win_side_0']:.1%} / {record['win_side_1']:.1%}.")
     return text + " Every match is in eval.json." if result.get("opponents") else text

@@ -10,11 +10,10 @@ JSON with everything needed to compare them later.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -189,9 +188,9 @@ def evaluate(
     """
     fixed = protocol(env_id)
     if fixed.zero_sum and baseline is not None and "baseline" not in fixed.opponents:
-        fixed = dataclasses.replace(fixed, opponents=(*fixed.opponents, "baseline"))
+        fixed = replace(fixed, opponents=(*fixed.opponents, "baseline"))
     if episodes is not None:
-        fixed = EvalProtocol(**{**asdict(fixed), "episodes": episodes})
+        fixed = replace(fixed, episodes=episodes)
     env = parallax_zoo.make(env_id)
     if isinstance(policy, Policy):
         policy.check_fits(env)
