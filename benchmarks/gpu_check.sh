@@ -35,9 +35,9 @@ import sys
 import yaml
 
 import parallax_zoo
-from parallax_zoo.agents.checkpoint import load_config
-from parallax_zoo.evaluation import evaluate
-from parallax_zoo.loading import load_folder
+from parallax_zoo.scoring.checkpoint import load_config
+from parallax_zoo.scoring.evaluation import evaluate
+from parallax_zoo.scoring.loading import load_folder
 
 env_id, out, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 config = load_config(f"{out}/config.yaml")

@@ -11,10 +11,10 @@ from pathlib import Path
 import jax
 
 import parallax_zoo
-from parallax_zoo import hub
-from parallax_zoo.registry import RegistryError
-from parallax_zoo.envs.rendering import save_gif
-from parallax_zoo.recording import random_act, record_episode
+from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError, baseline_dirname, baseline_repo_id, format_pin
+from parallax_zoo.catalogue.registry import RegistryError
+from parallax_zoo.scoring import hub
+from parallax_zoo.scoring.recording import random_act, record_episode, save_gif
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -49,21 +49,21 @@ def _render(args: argparse.Namespace) -> int:
     if source == "random":
         act = random_act(env)
     else:
-        from parallax_zoo.loading import resolve_policy
-        from parallax_zoo.recording import policy_act
+        from parallax_zoo.scoring.loading import resolve_policy
+        from parallax_zoo.scoring.recording import policy_act
 
         policy, _ = resolve_policy(source, args.env_id)
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
     steps = args.steps or parallax_zoo.spec(args.env_id).max_steps or 100
     frames = record_episode(env, act, jax.random.key(args.seed), steps)
-    out = save_gif(frames, args.out or f"{args.env_id.replace('/', '-')}.gif", fps=args.fps)
+    out = save_gif(frames, args.out or f"{baseline_dirname(args.env_id)}.gif", fps=args.fps)
     print(f"wrote {out}: {source} playing {args.env_id}, {len(frames)} frames of {frames.shape[2]}x{frames.shape[1]}")
     return 0
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from parallax_zoo.evaluation import evaluate
-    from parallax_zoo.loading import resolve_policy
+    from parallax_zoo.scoring.evaluation import evaluate
+    from parallax_zoo.scoring.loading import resolve_policy
 
     policy, name = resolve_policy(args.policy, args.env_id)
     result = evaluate(args.env_id, policy, name=name)
@@ -81,8 +81,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from parallax_zoo.leaderboard import leaderboard, load_results
-    from parallax_zoo.loading import resolve_policy
+    from parallax_zoo.scoring.leaderboard import leaderboard, load_results
+    from parallax_zoo.scoring.loading import resolve_policy
 
     results = load_results(args.results) if args.results else []
     entrants: dict[str, dict[str, object]] = {}
@@ -109,16 +109,16 @@ def _download(args: argparse.Namespace) -> int:
 
 def _push(args: argparse.Namespace) -> int:
     env_spec = parallax_zoo.spec(args.env_id)
-    repo_id = args.repo_id or (env_spec.baseline.repo_id if env_spec.baseline else hub.baseline_repo_id(args.env_id))
+    repo_id = args.repo_id or (env_spec.baseline.repo_id if env_spec.baseline else baseline_repo_id(args.env_id))
     pin = hub.push_baseline(hub.mirror_folder(args.env_id), repo_id, private=args.private)
     print(f"pushed {args.env_id} to {repo_id} at revision {pin.revision}; pin it in registry.yaml:\n")
-    print(hub.format_pin(pin))
+    print(format_pin(pin))
     return 0
 
 
 def _train(args: argparse.Namespace) -> int:
-    from parallax_zoo.baselines import train_baseline
-    from parallax_zoo.registry_pins import pin_baseline
+    from parallax_zoo.scoring.baselines import train_baseline
+    from parallax_zoo.catalogue.pinning import pin_baseline
 
     folder = train_baseline(args.env_id, seed=args.seed, config=args.config, out_dir=args.out, seeds=args.seeds)
     score = json.loads((folder / "eval.json").read_text())["mean"]
@@ -129,7 +129,7 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pin(env_id: str) -> hub.BaselinePin:
+def _pin(env_id: str) -> BaselinePin:
     pin = parallax_zoo.spec(env_id).baseline
     if pin is None:
         raise SystemExit(f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`")
@@ -138,9 +138,9 @@ def _pin(env_id: str) -> hub.BaselinePin:
 
 def _demo(args: argparse.Namespace) -> int:
     """Download (or find in the mirror) a baseline, check it, evaluate it against its reference, render it."""
-    from parallax_zoo.evaluation import evaluate
-    from parallax_zoo.loading import load_folder
-    from parallax_zoo.recording import policy_act
+    from parallax_zoo.scoring.evaluation import evaluate
+    from parallax_zoo.scoring.loading import load_folder
+    from parallax_zoo.scoring.recording import policy_act
 
     env_id = args.env_id
     env_spec = parallax_zoo.spec(env_id)
@@ -159,7 +159,7 @@ def _demo(args: argparse.Namespace) -> int:
     random_result = evaluate(env_id, "random")
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
     frames = record_episode(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
-    path = save_gif(frames, Path(args.out) / f"{env_id.replace('/', '-')}.gif")
+    path = save_gif(frames, Path(args.out) / f"{baseline_dirname(env_id)}.gif")
     print(f"  an episode of the baseline rendered to {path}")
     return 0
 
@@ -226,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (RegistryError, hub.HubError, hub.BaselinePinError, ValueError, LookupError,
+    except (RegistryError, hub.HubError, BaselinePinError, ValueError, LookupError,
             FileNotFoundError) as error:
         print(f"parallax-zoo {args.command}: {error}", file=sys.stderr)
         return 2

@@ -2,7 +2,7 @@
 
 import pytest
 
-from parallax_zoo import registry
+from parallax_zoo.catalogue import registry
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -12,14 +12,15 @@ import pytest
 import yaml
 
 import parallax_zoo
-from parallax_zoo import hub
-from parallax_zoo.agents import checkpoint
+from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, sha256_file
+from parallax_zoo.scoring import checkpoint, hub
 from parallax_zoo.agents.ppo import PPOConfig, make_train
-from parallax_zoo.baselines import default_config_path, resolve_config, segment_lengths, train_seeds
+from parallax_zoo.scoring.baselines import default_config_path, resolve_config, segment_lengths, train_seeds
 from parallax_zoo.cli import main
-from parallax_zoo.evaluation import evaluate
-from parallax_zoo.registry import Registry
-from parallax_zoo.registry_pins import package_registry_path, pin_baseline, pinned_text
+from parallax_zoo.scoring.evaluation import evaluate
+from parallax_zoo.catalogue.registry import Registry
+from parallax_zoo.catalogue.pinning import pin_baseline, pinned_text
+from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY
 
 BASELINE_FILES = {"config.yaml", "model.safetensors", "README.md", "eval.json", "curve.png"}
 TINY = PPOConfig(
@@ -85,12 +86,12 @@ def test_segment_lengths_divide_the_updates() -> None:
 
 def test_pin_writes_real_hashes_and_the_eval_mean_and_keeps_the_rest(trained: Path, tmp_path: Path) -> None:
     registry_file = tmp_path / "registry.yaml"
-    original = package_registry_path().read_text()
+    original = PACKAGED_REGISTRY.read_text()
     registry_file.write_text(original)
     spec = pin_baseline("GridWorld-v0", trained, registry_file)
     assert spec.baseline is not None and spec.baseline.revision == "main"
     assert spec.baseline.repo_id == "parallax-zoo/GridWorld-v0"
-    assert dict(spec.baseline.files) == {p.name: hub.sha256_file(p) for p in trained.iterdir()}
+    assert dict(spec.baseline.files) == {p.name: sha256_file(p) for p in trained.iterdir()}
     assert spec.reference_score == json.loads((trained / "eval.json").read_text())["mean"]
     text = registry_file.read_text()
     header = original.split("envs:")[0]
@@ -105,7 +106,7 @@ def test_pin_writes_real_hashes_and_the_eval_mean_and_keeps_the_rest(trained: Pa
 
 def test_pin_adds_keys_to_an_entry_that_has_none(trained: Path) -> None:
     text = "envs:\n  - id: gymnax/CartPole-v1\n    adapter: gymnax\n    foreign_id: CartPole-v1\n"
-    pin = hub.BaselinePin("parallax-zoo/gymnax-CartPole-v1", "main", {"eval.json": "0" * 64})
+    pin = BaselinePin("parallax-zoo/gymnax-CartPole-v1", "main", {"eval.json": "0" * 64})
     spec = Registry.from_yaml(pinned_text(text, "gymnax/CartPole-v1", pin, 12.5)).spec("gymnax/CartPole-v1")
     assert spec.baseline == pin and spec.reference_score == 12.5 and spec.foreign_id == "CartPole-v1"
 
@@ -117,18 +118,18 @@ def test_a_config_for_another_env_is_refused(tmp_path: Path) -> None:
 
 
 def test_baseline_dirname_replaces_slashes() -> None:
-    assert hub.baseline_dirname("gymnax/CartPole-v1") == "gymnax-CartPole-v1"
-    assert hub.baseline_dirname("Race-v0") == "Race-v0"
+    assert baseline_dirname("gymnax/CartPole-v1") == "gymnax-CartPole-v1"
+    assert baseline_dirname("Race-v0") == "Race-v0"
 
 
 @pytest.mark.parametrize("folder", SHIPPED)
 def test_shipped_baseline_has_its_default_config_and_pin(folder: str) -> None:
-    env_id = next(e for e in parallax_zoo.list_envs() if hub.baseline_dirname(e) == folder)
+    env_id = next(e for e in parallax_zoo.list_envs() if baseline_dirname(e) == folder)
     shipped = hub.mirror_root() / folder
     assert {p.name for p in shipped.iterdir()} == BASELINE_FILES
     assert checkpoint.load_config(shipped / "config.yaml") == checkpoint.load_config(default_config_path(env_id))
     pin = parallax_zoo.spec(env_id).baseline
-    assert pin is not None and dict(pin.files) == {p.name: hub.sha256_file(p) for p in shipped.iterdir()}
+    assert pin is not None and dict(pin.files) == {p.name: sha256_file(p) for p in shipped.iterdir()}
 
 
 def _from_each_side(record: dict[str, float], outcome: str) -> list[float]:
@@ -157,7 +158,7 @@ TARGETS: dict[str, tuple[str, Any]] = {
 
 @pytest.mark.parametrize("folder", SHIPPED)
 def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(folder: str) -> None:
-    env_id = next(e for e in parallax_zoo.list_envs() if hub.baseline_dirname(e) == folder)
+    env_id = next(e for e in parallax_zoo.list_envs() if baseline_dirname(e) == folder)
     policy, _ = checkpoint.load(hub.mirror_root() / folder, parallax_zoo.make(env_id))
     reference = parallax_zoo.spec(env_id).reference_score
     assert reference is not None

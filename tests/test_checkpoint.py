@@ -11,8 +11,8 @@ import yaml
 
 from example_envs import GridWorld, MaskedGridWorld, Race
 from parallax import TimeLimit
-from parallax_zoo.agents import checkpoint
-from parallax_zoo.agents.checkpoint import CheckpointError
+from parallax_zoo.scoring import checkpoint
+from parallax_zoo.scoring.checkpoint import CheckpointError
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.ppo import PPOConfig

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from parallax_zoo.env_table import END_MARKER, START_MARKER, MarkerError, env_table, main, table_in, with_table
-from parallax_zoo.registry import Registry
+from parallax_zoo.catalogue.env_table import END_MARKER, START_MARKER, MarkerError, env_table, main, table_in, with_table
+from parallax_zoo.catalogue.registry import Registry
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
-REGISTRY_YAML = REPO / "parallax_zoo" / "registry.yaml"
+REGISTRY_YAML = REPO / "parallax_zoo" / "catalogue" / "registry.yaml"
 DIGEST = "ab" * 32
 
 SMALL_REGISTRY = f"""
@@ -33,7 +33,7 @@ envs:
 
 def test_readme_table_matches_registry_yaml():
     assert table_in(README.read_text(encoding="utf-8")) == env_table(), (
-        "README.md's env table is stale: run `python -m parallax_zoo.env_table --write README.md`"
+        "README.md's env table is stale: run `python -m parallax_zoo.catalogue.env_table --write README.md`"
     )
 
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import parallax_zoo
-from parallax_zoo.agents.checkpoint import initial_policy
+from parallax_zoo.scoring.checkpoint import initial_policy
 from parallax_zoo.agents.players import ScriptedPlayer
 from parallax_zoo.agents.ppo import PPOConfig
-from parallax_zoo.evaluation import EvalResult, evaluate, protocol
+from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
 
 
 def test_protocol_is_fixed_per_env_id():

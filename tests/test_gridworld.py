@@ -15,6 +15,7 @@ from PIL import Image
 
 from parallax import State, VmapWrapper
 from parallax_zoo.envs import rendering
+from parallax_zoo.scoring.recording import save_gif
 from parallax_zoo.envs.gridworld import GridState, GridWorld, MaskedGridWorld, MaskedState
 
 UP, DOWN, RIGHT, LEFT = 0, 1, 2, 3
@@ -176,6 +177,6 @@ def test_an_episode_renders_to_a_gif(tmp_path) -> None:
         return state, env.render(state)
 
     _, frames = jax.lax.scan(body, env.reset(key=jax.random.key(2)), None, length=6)
-    path = rendering.save_gif(np.asarray(frames), tmp_path / "episode.gif")
+    path = save_gif(np.asarray(frames), tmp_path / "episode.gif")
     with Image.open(path) as gif:
         assert getattr(gif, "n_frames") == 6 and gif.size == (40, 40)

@@ -9,8 +9,8 @@ import pytest
 from nim import CarelessNim, PerfectNim
 
 import parallax_zoo
-from parallax_zoo.evaluation import evaluate
-from parallax_zoo.leaderboard import MatchRecord, elo_ratings, leaderboard, load_results, normalise, round_robin
+from parallax_zoo.scoring.evaluation import evaluate
+from parallax_zoo.scoring.leaderboard import MatchRecord, elo_ratings, leaderboard, load_results, normalise, round_robin
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import dataclasses
 import importlib.resources
 import importlib.util
 import math
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -13,9 +14,9 @@ import pytest
 
 import parallax_zoo
 from parallax import TimeLimit, check_env
-from parallax_zoo import registry
-from parallax_zoo.foreign_envs import import_optional
-from parallax_zoo.registry import (
+from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.foreign_envs import import_optional
+from parallax_zoo.catalogue.registry import (
     DuplicateEnvError,
     EnvNotFoundError,
     EnvSpec,
@@ -120,7 +121,7 @@ def test_registry_table_lists_every_id_with_its_columns() -> None:
 
 
 def test_registry_yaml_ships_inside_the_package() -> None:
-    resource = importlib.resources.files("parallax_zoo").joinpath("registry.yaml")
+    resource = importlib.resources.files("parallax_zoo.catalogue").joinpath("registry.yaml")
     assert Registry.from_yaml(resource.read_text()).list_envs() == parallax_zoo.list_envs()
 
 
@@ -312,3 +313,11 @@ def test_mjx_entry_rejects_a_config_key_playground_does_not_have() -> None:
     with pytest.raises(InvalidKwargError) as caught:
         parallax_zoo.make("mjx/CartpoleBalance", episode_lenght=10)
     assert "'episode_lenght'" in str(caught.value) and "episode_length" in str(caught.value)
+
+
+def test_moved_module_paths_import_the_moved_module_with_a_deprecation_warning() -> None:
+    for old, new in parallax_zoo.MOVED_MODULES.items():
+        sys.modules.pop(old, None)
+        with pytest.warns(DeprecationWarning, match=f"{old} has moved to {new}"):
+            module = importlib.import_module(old)
+        assert module is importlib.import_module(new)

@@ -66,7 +66,7 @@ def fixed_player(env_id: str, name: str, model: ActorCritic) -> RolloutPolicy:
     """The uniformly random player for `"random"`, else the scripted opponent registry.yaml names `name` for `env_id`."""
     if name == "random":
         return RandomPlayer(model)
-    from parallax_zoo.registry import scripted_opponent
+    from parallax_zoo.catalogue.registry import scripted_opponent
 
     return ScriptedPlayer(scripted_opponent(env_id, name))
 

@@ -1,4 +1,4 @@
-"""Drawing primitives for `env.render(state)`, and frames to GIF.
+"""Drawing primitives for `env.render(state)`.
 
 Renders are pure `jnp` functions of the state returning `uint8[H, W, 3]`, so a
 whole episode can be rendered under `jit`/`vmap`/`scan`. Shapes are static:
@@ -7,15 +7,9 @@ the canvas size is fixed by the env's config.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
-from pathlib import Path
-
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, UInt8
-
-from parallax_zoo.atomic import atomic_write
 
 Color = tuple[int, int, int]
 
@@ -116,19 +110,3 @@ def cell_coordinates(height: int, width: int, cell: int) -> tuple[Array, Array, 
     down = ((rows % cell) + 0.5) / cell - 0.5
     across = ((cols % cell) + 0.5) / cell - 0.5
     return rows // cell, cols // cell, down, across
-
-
-def save_gif(frames: Sequence[np.ndarray] | np.ndarray, path: str | os.PathLike, fps: int = 8) -> Path:
-    """Write `frames` (`uint8[T, H, W, 3]`) as a looping GIF; written to a temporary file, then renamed."""
-    from PIL import Image as PILImage
-
-    frames = np.asarray(frames, dtype=np.uint8)
-    if frames.ndim != 4 or frames.shape[-1] != 3 or len(frames) == 0:
-        raise ValueError(f"save_gif expects frames of shape (T, H, W, 3) with T >= 1, got {frames.shape}")
-    images = [PILImage.fromarray(frame) for frame in frames]
-
-    def write(temporary: Path) -> None:
-        images[0].save(temporary, format="GIF", save_all=True, append_images=images[1:],
-                       duration=max(1, round(1000 / fps)), loop=0)
-
-    return atomic_write(path, write)

@@ -23,11 +23,12 @@ from pathlib import Path
 import jax
 import numpy as np
 
-import parallax_zoo
+from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.selfplay import head_to_head
-from parallax_zoo.evaluation import RANDOM, EvalProtocol, EvalResult, as_player, evaluate, protocol
+from parallax_zoo.scoring.evaluation import EvalProtocol, EvalResult, as_player, evaluate, protocol
 from parallax_zoo.atomic import write_text_atomic
 
 RANDOM_ELO = 1000.0
@@ -72,7 +73,7 @@ def round_robin(
     """Every pair of entrants plays `episodes` games (both seats equally) under `env_id`'s protocol."""
     fixed = protocol(env_id)
     count = episodes or fixed.episodes
-    env = parallax_zoo.make(env_id)
+    env = registry.make(env_id)
     players = {name: as_player(env, policy, fixed.greedy) for name, policy in entrants.items()}
     records = {}
     for index, (a, b) in enumerate(itertools.combinations(sorted(players), 2)):
@@ -199,15 +200,15 @@ def leaderboard(
             by_env.setdefault(env_id, {})[name] = evaluate(env_id, policy, name=name)
     rows: list[Row] = []
     for env_id in sorted(by_env):
-        env_spec = parallax_zoo.spec(env_id)
+        env_spec = registry.spec(env_id)
         random_score = evaluate(env_id, RANDOM).mean
         ratings: dict[str, float] = {}
         if env_id in entrants and "zero-sum" in env_spec.tags:
             players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
             if env_spec.baseline is not None:
-                from parallax_zoo.loading import load_baseline
+                from parallax_zoo.scoring.loading import load_baseline
 
-                players["baseline"] = load_baseline(env_id)
+                players[BASELINE] = load_baseline(env_id)
             ratings = elo_ratings(round_robin(env_id, players))
         ranked = sorted(by_env[env_id].values(), key=lambda r: r.mean, reverse=True)
         for result in ranked:

@@ -1,7 +1,7 @@
-"""Baseline weights and model cards to and from the Hugging Face Hub (DESIGN.md sections 6 and 7).
+"""Baseline files to and from the Hugging Face Hub (DESIGN.md sections 6 and 7).
 
-A baseline is pinned by a `BaselinePin`: the Hub repo, the revision (a commit once pushed,
-"main" until then) and the sha256 of every file. `fetch_baseline` finds the pinned files in
+A baseline is pinned by a `BaselinePin` (`parallax_zoo.catalogue.pins`): the Hub repo, the
+revision and the sha256 of every file. `fetch_baseline` finds the pinned files in
 the local mirror, then the Hub cache, then downloads them, and refuses any file whose hash
 differs from the pin. `push_baseline` uploads a baseline folder and returns the pin to record.
 
@@ -11,40 +11,29 @@ called, not only when huggingface_hub is imported, so a process may set them lat
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import logging
-import math
 import os
-import re
-from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
 
-import yaml
+from parallax_zoo.catalogue.pins import (
+    REFUSED_WEIGHT_SUFFIXES,
+    BaselinePin,
+    baseline_dirname,
+    check_repo_id,
+    sha256_file,
+)
 
 logger = logging.getLogger(__name__)
 
 MIRROR_ENV_VAR = "PARALLAX_ZOO_BASELINES"
 """Names a folder to use as the local mirror instead of the repo's `baselines/`."""
 
-REFUSED_WEIGHT_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
-"""Weight formats that can carry pickled code; baselines ship `.safetensors` only (DESIGN.md section 6)."""
-
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_COMMIT = re.compile(r"[0-9a-f]{40}")
-_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 _LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
 _TRUE_VALUES = {"1", "on", "yes", "true"}
 
 
 class HubError(RuntimeError):
     """A baseline could not be fetched from or pushed to the Hub."""
-
-
-class BaselinePinError(ValueError):
-    """A baseline pin (repo id, revision, file hashes) is malformed."""
 
 
 class BaselineIntegrityError(HubError):
@@ -61,119 +50,12 @@ class BaselineUnavailableError(HubError):
     """The pinned files are neither mirrored nor cached, and cannot be downloaded (offline or the Hub failed)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class BaselinePin:
-    """Where a baseline lives on the Hub and the sha256 of each of its files, as registry.yaml records it."""
-
-    repo_id: str
-    revision: str = "main"
-    files: Mapping[str, str] = dataclasses.field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _check_repo_id(self.repo_id)
-        _check_revision(self.revision, self.repo_id)
-        if not isinstance(self.files, Mapping) or not self.files:
-            raise BaselinePinError(
-                f"the pin of {self.repo_id} lists no files; expected a mapping filename -> sha256, "
-                "as printed by `parallax-zoo push ID`"
-            )
-        for filename, sha256 in self.files.items():
-            _check_pinned_file(filename, sha256, self.repo_id)
-        object.__setattr__(self, "files", MappingProxyType(dict(sorted(self.files.items()))))
-
-    def __hash__(self) -> int:
-        return hash((self.repo_id, self.revision, tuple(self.files.items())))
-
-    @property
-    def is_commit(self) -> bool:
-        """Whether the revision is an immutable commit (set by a real push) rather than the provisional "main"."""
-        return _COMMIT.fullmatch(self.revision) is not None
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> BaselinePin:
-        """Build a pin from its registry.yaml form: {repo_id, revision, files: {filename: sha256}}."""
-        if not isinstance(data, Mapping):
-            raise BaselinePinError(f"a baseline pin must be a mapping with repo_id, revision and files, got {data!r}")
-        unknown = sorted(set(data) - {"repo_id", "revision", "files"})
-        if unknown:
-            raise BaselinePinError(f"unknown keys {unknown} in baseline pin; expected only repo_id, revision, files")
-        if "repo_id" not in data or "files" not in data:
-            raise BaselinePinError(f"a baseline pin needs repo_id and files, got keys {sorted(data)}")
-        files = data["files"]
-        if not isinstance(files, Mapping):
-            raise BaselinePinError(f"baseline pin files must map filename -> sha256, got {files!r}")
-        return cls(repo_id=data["repo_id"], revision=data.get("revision", "main"), files=dict(files))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The registry.yaml form of the pin (plain dicts and strings)."""
-        return {"repo_id": self.repo_id, "revision": self.revision, "files": dict(self.files)}
-
-
-def _check_repo_id(repo_id: object) -> None:
-    if not isinstance(repo_id, str) or not _REPO_ID.fullmatch(repo_id) or "--" in repo_id or ".." in repo_id:
-        raise BaselinePinError(
-            f"invalid Hub repo id {repo_id!r}: expected 'namespace/name' made of letters, digits, '.', '_' and '-' "
-            "(no '--' or '..'), e.g. 'parallax-zoo/Race-v0'"
-        )
-
-
-def _check_revision(revision: object, repo_id: str) -> None:
-    if revision != "main" and (not isinstance(revision, str) or not _COMMIT.fullmatch(revision)):
-        raise BaselinePinError(
-            f"invalid revision {revision!r} in the pin of {repo_id}: expected \"main\" (not pushed yet) or the "
-            "40-character lowercase hex commit id that `parallax-zoo push ID` printed"
-        )
-
-
-def _check_pinned_file(filename: object, sha256: object, repo_id: str) -> None:
-    if not isinstance(filename, str) or not filename or filename.startswith("/") or "\\" in filename:
-        raise BaselinePinError(f"invalid filename {filename!r} in the pin of {repo_id}: expected a relative path")
-    if any(part in ("", ".", "..") for part in filename.split("/")):
-        raise BaselinePinError(
-            f"invalid filename {filename!r} in the pin of {repo_id}: '.', '..' and empty path parts are not allowed"
-        )
-    if filename.lower().endswith(REFUSED_WEIGHT_SUFFIXES):
-        raise BaselinePinError(
-            f"{filename!r} in the pin of {repo_id} is a pickle-capable weight format; baselines ship "
-            "safetensors only: save the parameters with safetensors and pin model.safetensors instead"
-        )
-    if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256):
-        raise BaselinePinError(
-            f"invalid sha256 {sha256!r} for {filename!r} in the pin of {repo_id}: expected 64 lowercase hex "
-            "characters (quote it in YAML)"
-        )
-
-
-def format_pin(pin: BaselinePin) -> str:
-    """The YAML to paste under the env's entry in registry.yaml."""
-    return yaml.safe_dump({"baseline": pin.to_dict()}, sort_keys=False)
-
-
-def sha256_file(path: Path) -> str:
-    """The sha256 hex digest of a file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def mirror_root() -> Path:
     """The local mirror of the baselines: `$PARALLAX_ZOO_BASELINES`, else the repo's `baselines/` folder."""
     configured = os.environ.get(MIRROR_ENV_VAR)
     if configured:
         return Path(configured).expanduser()
-    return Path(__file__).resolve().parent.parent / "baselines"
-
-
-def baseline_dirname(env_id: str) -> str:
-    """The folder (and Hub repo) name of an env's baseline: its id with '/' as '-', e.g. "gymnax-CartPole-v1"."""
-    return env_id.replace("/", "-")
-
-
-def baseline_repo_id(env_id: str) -> str:
-    """The Hub repo a baseline is pinned to before a push says otherwise: "parallax-zoo/<baseline_dirname>"."""
-    return f"parallax-zoo/{baseline_dirname(env_id)}"
+    return Path(__file__).resolve().parents[2] / "baselines"
 
 
 def mirror_folder(env_id: str) -> Path:
@@ -354,7 +236,7 @@ def push_baseline(folder: Path, repo_id: str, *, token: str | None = None, priva
     from huggingface_hub import CommitOperationAdd, HfApi
 
     files = _baseline_files(folder)
-    _check_repo_id(repo_id)
+    check_repo_id(repo_id)
     hashes = {filename: sha256_file(path) for filename, path in files.items()}
     endpoint = hub_endpoint()
     api = HfApi(endpoint=endpoint, token=token, library_name="parallax-zoo")
@@ -390,78 +272,3 @@ def _baseline_files(folder: Path) -> dict[str, Path]:
     return files
 
 
-def model_card(
-    env_id: str,
-    algorithm: str,
-    mean: float,
-    std: float,
-    episodes: int,
-    *,
-    seed: int | None = None,
-    description: str = "",
-) -> str:
-    """The Hub model card (README.md) of a baseline, in the Hub's RL convention: tags and a `model-index` mean_reward."""
-    for name, value in (("env_id", env_id), ("algorithm", algorithm)):
-        if not isinstance(value, str) or not value or value.strip() != value or "\n" in value:
-            raise ValueError(f"{name} must be a non-empty single-line string without surrounding spaces, got {value!r}")
-    if not (math.isfinite(mean) and math.isfinite(std) and std >= 0):
-        raise ValueError(f"mean and std must be finite and std >= 0 (measured by evaluate), got mean={mean}, std={std}")
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise ValueError(f"episodes must be a positive int (the evaluation protocol's episode count), got {episodes!r}")
-    score = f"{mean:.2f} +/- {std:.2f}"
-    metadata = {
-        "library_name": "parallax-zoo",
-        "tags": ["reinforcement-learning", "parallax-zoo", env_id, algorithm],
-        "model-index": [
-            {
-                "name": f"{algorithm}-{env_id}",
-                "results": [
-                    {
-                        "task": {"type": "reinforcement-learning", "name": "reinforcement-learning"},
-                        "dataset": {"name": env_id, "type": env_id},
-                        "metrics": [{"type": "mean_reward", "value": score, "name": "mean_reward", "verified": False}],
-                    }
-                ],
-            }
-        ],
-    }
-    seed_text = str(seed) if seed is not None else "S"
-    body = f"""# {algorithm} baseline for {env_id}
-
-The reference {algorithm} policy of the Parallax Zoo environment `{env_id}`.{" " + description if description else ""}
-
-## Score
-
-mean_reward = {score} over {episodes} episodes of the fixed evaluation protocol of `{env_id}`,
-measured by `parallax_zoo.evaluate` on these exact weights (see `eval.json`).
-
-## Use
-
-```python
-import parallax_zoo
-
-policy = parallax_zoo.load_baseline("{env_id}")  # sha256-checked against the pin in registry.yaml
-result = parallax_zoo.evaluate("{env_id}", policy)
-print(result.mean, result.std, result.ci95)
-```
-
-Evaluate from the command line:
-
-```bash
-parallax-zoo eval {env_id} --policy baseline
-```
-
-Retrain from scratch (every hyperparameter is in `config.yaml`):
-
-```bash
-parallax-zoo train {env_id} --seed {seed_text}
-```
-
-## Files
-
-- `model.safetensors`: the policy parameters (safetensors only, never pickle)
-- `config.yaml`: every hyperparameter and the package versions used
-- `eval.json`: episodes, seeds, mean, std and 95% confidence interval
-- `curve.png`: the training curve
-"""
-    return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n{body}"

@@ -7,13 +7,12 @@ jitted segment function that is called repeatedly on the carried train
 state, so a progress bar can show the current return between segments; the
 same segments run with or without the bar, so a seed's weights never depend
 on it. Hyperparameters come from `--config FILE`, else the folder's own
-`config.yaml`, else `parallax_zoo/baseline_configs/<baseline_dirname>.yaml`.
+`config.yaml`, else `parallax_zoo/scoring/baseline_configs/<baseline_dirname>.yaml`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.resources
 import json
 import os
 from collections.abc import Callable
@@ -26,10 +25,12 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
-import parallax_zoo
-from parallax_zoo import hub
+from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.atomic import atomic_write, write_text_atomic
-from parallax_zoo.agents import checkpoint
+from parallax_zoo.catalogue.pins import baseline_dirname
+from parallax_zoo.scoring import checkpoint, hub
+from parallax_zoo.scoring.model_card import model_card
 from parallax_zoo.agents.mappo import MAPPOConfig, training_opponent
 from parallax_zoo.agents.players import Greedy, RandomPlayer
 from parallax_zoo.agents.policy import Policy
@@ -47,14 +48,15 @@ from parallax_zoo.agents.ppo import (
 EVAL_FILE = "eval.json"
 CURVE_FILE = "curve.png"
 CARD_FILE = "README.md"
+BASELINE_CONFIGS = Path(__file__).resolve().parent / "baseline_configs"
+"""The shipped hyperparameters of every baseline, one `<baseline_dirname>.yaml` per env."""
 PROGRESS_SEGMENTS = 20
 """Training is split into at most this many jitted segments; the bar updates after each."""
 
 
 def default_config_path(env_id: str) -> Path:
     """The shipped default hyperparameters of `env_id`'s baseline (one file per env, checkpoint's config format)."""
-    resource = importlib.resources.files("parallax_zoo").joinpath("baseline_configs", f"{hub.baseline_dirname(env_id)}.yaml")
-    return Path(str(resource))
+    return BASELINE_CONFIGS / f"{baseline_dirname(env_id)}.yaml"
 
 
 def resolve_config(env_id: str, config: str | os.PathLike[str] | PPOConfig | None = None) -> PPOConfig:
@@ -118,7 +120,7 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
     zero_sum = isinstance(config, MAPPOConfig) and (config.self_play or opponent is not None)
     matches = (config.eval_episodes, config.eval_max_steps) if isinstance(config, MAPPOConfig) else (0, 0)
     rival = RandomPlayer(model) if opponent is None else opponent.player
-    rival_name = opponent_label(config.opponent if isinstance(config, MAPPOConfig) and opponent is not None else "random")
+    rival_name = opponent_label(config.opponent if isinstance(config, MAPPOConfig) and opponent is not None else RANDOM)
 
     def run(state: TrainState, key: PRNGKeyArray) -> tuple[TrainState, Array]:
         """`length` updates; the curve's points: each update's training return, or for zero-sum games
@@ -193,7 +195,7 @@ def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: st
 
 def opponent_label(name: str) -> str:
     """An evaluation or training opponent's name in prose, for curve labels and model cards."""
-    return {"baseline": "itself", "random": "the random player"}.get(name, f"the scripted {name!r} opponent")
+    return {BASELINE: "itself", RANDOM: "the random player"}.get(name, f"the scripted {name!r} opponent")
 
 
 def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]) -> str:
@@ -227,7 +229,7 @@ def train_baseline(
         raise ValueError(f"seeds must be >= 1 (the curve shows mean and spread over them), got {seeds}")
     resolved = resolve_config(env_id, config)
     folder = Path(out_dir) if out_dir is not None else hub.mirror_folder(env_id)
-    env = parallax_zoo.make(env_id)
+    env = registry.make(env_id)
     seed_list = [seed + i for i in range(seeds)]
     policies, returns, training = train_seeds(resolved, env, seed_list, progress)
     policy = jax.tree_util.tree_map(lambda leaf: leaf[0], policies)
@@ -246,14 +248,14 @@ def write_evaluation(env_id: str, folder: Path, training_seeds: list[int]) -> No
     themselves (the folder is the baseline being made), so the record shows
     how the policy fares against itself.
     """
-    from parallax_zoo.evaluation import evaluate
+    from parallax_zoo.scoring.evaluation import evaluate
 
-    saved, config = checkpoint.load(folder, parallax_zoo.make(env_id))
+    saved, config = checkpoint.load(folder, registry.make(env_id))
     result = evaluate(env_id, saved, baseline=saved).to_json()
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
-    card = hub.model_card(
+    card = model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
         seed=training_seeds[0], description=card_description(config, training_seeds, result),
     )

@@ -3,7 +3,7 @@
 `pin_baseline` edits only the env's own entry (its `baseline:` and
 `reference_score:` keys), so the header comment and every other entry stay
 byte for byte; the result is parsed back and checked before it replaces the
-file. Nothing here is typed by hand: hashes come from `hub.sha256_file`, the
+file. Nothing here is typed by hand: hashes come from `pins.sha256_file`, the
 score from `eval.json`.
 """
 
@@ -15,30 +15,25 @@ from pathlib import Path
 
 import yaml
 
-from parallax_zoo import hub
 from parallax_zoo.atomic import write_text_atomic
-from parallax_zoo.registry import EnvSpec, Registry
+from parallax_zoo.catalogue.pins import BaselinePin, baseline_repo_id, sha256_file
+from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, EnvSpec, Registry
 
 PINNED_KEYS = ("baseline", "reference_score")
 ENTRY_INDENT = "    "
 
 
-def package_registry_path() -> Path:
-    """The registry.yaml shipped inside the package (the repo root's registry.yaml links to it)."""
-    return Path(__file__).resolve().parent / "registry.yaml"
-
-
-def folder_pin(env_id: str, folder: Path) -> tuple[hub.BaselinePin, float]:
-    """The pin of a baseline folder (repo `hub.baseline_repo_id`, revision "main") and its eval.json mean."""
+def folder_pin(env_id: str, folder: Path) -> tuple[BaselinePin, float]:
+    """The pin of a baseline folder (repo `baseline_repo_id`, revision "main") and its eval.json mean."""
     files = {
-        path.name: hub.sha256_file(path)
+        path.name: sha256_file(path)
         for path in sorted(folder.iterdir())
         if path.is_file() and not path.name.startswith(".")
     }
     if "eval.json" not in files:
         raise ValueError(f"{folder} has no eval.json; train the baseline first with `parallax-zoo train {env_id}`")
     score = float(json.loads((folder / "eval.json").read_text())["mean"])
-    return hub.BaselinePin(repo_id=hub.baseline_repo_id(env_id), revision="main", files=files), score
+    return BaselinePin(repo_id=baseline_repo_id(env_id), revision="main", files=files), score
 
 
 def _entry_bounds(lines: list[str], env_id: str) -> tuple[int, int]:
@@ -66,7 +61,7 @@ def _without_pinned_keys(entry: list[str]) -> list[str]:
     return kept
 
 
-def pinned_text(text: str, env_id: str, pin: hub.BaselinePin, score: float) -> str:
+def pinned_text(text: str, env_id: str, pin: BaselinePin, score: float) -> str:
     """registry.yaml's text with `env_id`'s baseline and reference_score replaced (or added at the entry's end)."""
     lines = text.splitlines(keepends=True)
     start, end = _entry_bounds(lines, env_id)
@@ -80,7 +75,7 @@ def pinned_text(text: str, env_id: str, pin: hub.BaselinePin, score: float) -> s
 
 def pin_baseline(env_id: str, folder: Path, registry_path: str | os.PathLike[str] | None = None) -> EnvSpec:
     """Pin `folder` as `env_id`'s baseline in registry.yaml (the package's by default); returns the new spec."""
-    path = Path(registry_path) if registry_path is not None else package_registry_path()
+    path = Path(registry_path) if registry_path is not None else PACKAGED_REGISTRY
     pin, score = folder_pin(env_id, Path(folder))
     text = pinned_text(path.read_text(encoding="utf-8"), env_id, pin, score)
     updated = Registry.from_yaml(text, source=str(path)).spec(env_id)

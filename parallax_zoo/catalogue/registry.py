@@ -1,7 +1,7 @@
 """The environment registry: `EnvSpec`, `register`, `make`, `spec`, `list_envs`, loaded from registry.yaml.
 
-`registry.yaml` ships inside the package (`parallax_zoo/registry.yaml`) so an
-installed wheel finds it. Ids are `Name-vN`; adapted envs live under their
+`registry.yaml` ships inside the package (`parallax_zoo/catalogue/registry.yaml`,
+linked from the repository root) so an installed wheel finds it. Ids are `Name-vN`; adapted envs live under their
 adapter's namespace and keep the foreign library's name, with its version
 where it has one: `gymnax/CartPole-v1`, `brax/ant`, `mjx/CartpoleBalance`.
 """
@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import importlib.resources
 import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import yaml
 
 from parallax.wrappers import TimeLimit
-from parallax_zoo.foreign_envs import BUILDERS
-from parallax_zoo.hub import BaselinePin, BaselinePinError
-from parallax_zoo.signatures import InvalidKwargError, check_kwargs
+from parallax_zoo.catalogue.foreign_envs import BUILDERS
+from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError
+from parallax_zoo.catalogue.player_names import RESERVED_PLAYERS
+from parallax_zoo.catalogue.signatures import InvalidKwargError, check_kwargs
 
 NATIVE_ID = re.compile(r"^(?:(?P<namespace>[a-z][a-z0-9_]*)/)?(?P<name>[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)-v(?P<version>\d+)$")
 """`Name-vN`, optionally under a lower-case namespace: `GridWorld-Masked-v0`, `myorg/Maze-v2`."""
@@ -33,8 +34,8 @@ ADAPTED_ID = re.compile(r"^(?P<namespace>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z][A-Za
 
 ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
-RESERVED_OPPONENTS = ("random", "baseline")
-"""Opponent names evaluation defines itself: the uniformly random player and the pinned baseline."""
+PACKAGED_REGISTRY = Path(__file__).resolve().parent / "registry.yaml"
+"""The registry.yaml shipped in the package; the repository root's registry.yaml links to it."""
 
 
 class RegistryError(Exception):
@@ -150,8 +151,8 @@ class EnvSpec:
             found.append(("opponents", f"must be a mapping from names to 'module:function', got {self.opponents!r}"))
         else:
             for name, target in self.opponents.items():
-                if not isinstance(name, str) or name in RESERVED_OPPONENTS:
-                    found.append(("opponents", f"names must be strings other than {RESERVED_OPPONENTS}, got {name!r}"))
+                if not isinstance(name, str) or name in RESERVED_PLAYERS:
+                    found.append(("opponents", f"names must be strings other than {RESERVED_PLAYERS}, got {name!r}"))
                 elif not (isinstance(target, str) and ENTRY_POINT.match(target)):
                     found.append(("opponents", f"{name!r} must look like 'package.module:function', got {target!r}"))
             if self.opponents and "zero-sum" not in (self.tags or ()):
@@ -272,6 +273,11 @@ class Registry:
         return len(self._specs)
 
 
+def packaged_registry() -> Registry:
+    """A fresh registry read from the registry.yaml shipped in the package (ignores `register` calls made since)."""
+    return Registry.from_yaml(PACKAGED_REGISTRY.read_text(encoding="utf-8"), source=str(PACKAGED_REGISTRY))
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -325,11 +331,10 @@ _default_registry: Registry | None = None
 
 
 def default_registry() -> Registry:
-    """The package's registry, read from the registry.yaml shipped in `parallax_zoo` on first use."""
+    """The package's registry, read from the registry.yaml shipped in the package on first use."""
     global _default_registry
     if _default_registry is None:
-        resource = importlib.resources.files("parallax_zoo").joinpath("registry.yaml")
-        _default_registry = Registry.from_yaml(resource.read_text(encoding="utf-8"), source=str(resource))
+        _default_registry = packaged_registry()
     return _default_registry
 
 
@@ -371,6 +376,7 @@ __all__ = [
     "default_registry",
     "list_envs",
     "make",
+    "packaged_registry",
     "register",
     "registry_table",
     "scripted_opponent",

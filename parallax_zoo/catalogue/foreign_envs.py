@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from parallax_zoo.signatures import check_kwargs
+from parallax_zoo.catalogue.signatures import check_kwargs
 
 ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx"}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""

@@ -22,16 +22,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-import parallax_zoo
-from parallax_zoo.agents.checkpoint import package_versions
+from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.scoring.checkpoint import package_versions
 from parallax_zoo.agents.players import Greedy, RandomPlayer, fixed_player
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
 from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.atomic import write_text_atomic
-
-RANDOM = "random"
-"""The name of the uniformly random player, usable wherever a policy is."""
 
 PROTOCOL_VERSION = 1
 
@@ -55,11 +53,11 @@ def protocol(env_id: str) -> EvalProtocol:
 
     A zero-sum game meets its registry.yaml `opponents` first, then the random player, then the pinned baseline.
     """
-    env_spec = parallax_zoo.spec(env_id)
+    env_spec = registry.spec(env_id)
     zero_sum = "zero-sum" in env_spec.tags
     opponents: tuple[str, ...] = ()
     if zero_sum:
-        opponents = (*env_spec.opponents, RANDOM) + (("baseline",) if env_spec.baseline is not None else ())
+        opponents = (*env_spec.opponents, RANDOM) + ((BASELINE,) if env_spec.baseline is not None else ())
     return EvalProtocol(
         env_id=env_id,
         episodes=128,
@@ -187,11 +185,11 @@ def evaluate(
     devices; the episode count must be a multiple of the device count.
     """
     fixed = protocol(env_id)
-    if fixed.zero_sum and baseline is not None and "baseline" not in fixed.opponents:
-        fixed = replace(fixed, opponents=(*fixed.opponents, "baseline"))
+    if fixed.zero_sum and baseline is not None and BASELINE not in fixed.opponents:
+        fixed = replace(fixed, opponents=(*fixed.opponents, BASELINE))
     if episodes is not None:
         fixed = replace(fixed, episodes=episodes)
-    env = parallax_zoo.make(env_id)
+    env = registry.make(env_id)
     if isinstance(policy, Policy):
         policy.check_fits(env)
     player = as_player(env, policy, fixed.greedy)
@@ -238,10 +236,10 @@ def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, flo
 
 
 def _opponent(env_id: str, env: Any, name: str, baseline: Policy | None) -> RolloutPolicy:
-    if name == RANDOM or name in parallax_zoo.spec(env_id).opponents:
+    if name == RANDOM or name in registry.spec(env_id).opponents:
         return fixed_player(env_id, name, actor_critic_for(env))
     if baseline is None:
-        from parallax_zoo.loading import load_baseline
+        from parallax_zoo.scoring.loading import load_baseline
 
         baseline = load_baseline(env_id)
     return Greedy(baseline)

@@ -2,21 +2,20 @@
 
 The table sits in README.md between `<!-- envs:start -->` and `<!-- envs:end -->`.
 
-    python -m parallax_zoo.env_table                    # print the table
-    python -m parallax_zoo.env_table --write README.md  # regenerate the README's table in place
-    python -m parallax_zoo.env_table --check README.md  # exit 1 if the README's table is stale
+    python -m parallax_zoo.catalogue.env_table                    # print the table
+    python -m parallax_zoo.catalogue.env_table --write README.md  # regenerate the README's table in place
+    python -m parallax_zoo.catalogue.env_table --check README.md  # exit 1 if the README's table is stale
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.resources
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from parallax_zoo.atomic import write_text_atomic
-from parallax_zoo.registry import EnvSpec, Registry
+from parallax_zoo.catalogue.registry import EnvSpec, Registry, packaged_registry
 
 START_MARKER = "<!-- envs:start -->"
 END_MARKER = "<!-- envs:end -->"
@@ -26,12 +25,6 @@ COLUMNS = ("id", "kind", "agents", "max_steps", "reference score", "baseline")
 
 class MarkerError(ValueError):
     """A document lacks the env-table markers, or has them out of order or more than once."""
-
-
-def packaged_registry() -> Registry:
-    """A fresh registry read from the registry.yaml shipped in the package (ignores `register` calls made since)."""
-    resource = importlib.resources.files("parallax_zoo").joinpath("registry.yaml")
-    return Registry.from_yaml(resource.read_text(encoding="utf-8"), source=str(resource))
 
 
 def _row(env_spec: EnvSpec) -> tuple[str, ...]:
@@ -78,7 +71,7 @@ def with_table(document: str, table: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the table, write it into a document, or check that a document's table is current."""
-    parser = argparse.ArgumentParser(prog="python -m parallax_zoo.env_table", description="The README's table of environments, from registry.yaml.")
+    parser = argparse.ArgumentParser(prog="python -m parallax_zoo.catalogue.env_table", description="The README's table of environments, from registry.yaml.")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", metavar="PATH", type=Path, help="replace the table between the markers in PATH")
     action.add_argument("--check", metavar="PATH", type=Path, help="exit 1 if PATH's table differs from the registry")
@@ -95,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote the env table ({table.count(chr(10)) - 2} envs) into {path}")
             return 0
         if table_in(document) != table:
-            print(f"{path}: the env table is stale; run `python -m parallax_zoo.env_table --write {path}`", file=sys.stderr)
+            print(f"{path}: the env table is stale; run `python -m parallax_zoo.catalogue.env_table --write {path}`", file=sys.stderr)
             return 1
     except MarkerError as error:
         print(f"{path}: {error}", file=sys.stderr)

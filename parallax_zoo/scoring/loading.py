@@ -2,7 +2,7 @@
 
 One place that evaluation, the leaderboard and the command line all load
 policies through. A policy folder holds `config.yaml` and `model.safetensors`
-(`parallax_zoo.agents.checkpoint`); weights are safetensors only.
+(`parallax_zoo.scoring.checkpoint`); weights are safetensors only.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import parallax_zoo
-from parallax_zoo import hub
-from parallax_zoo.agents import checkpoint
+from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.scoring import hub
+from parallax_zoo.scoring import checkpoint
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.evaluation import RANDOM
 
 POLICY_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE)
 
@@ -36,11 +36,11 @@ def load_baseline(env_id: str) -> Policy:
     Looks in the local mirror (`baselines/` or `$PARALLAX_ZOO_BASELINES`), then the
     Hub cache, then downloads; honours `HF_HUB_OFFLINE` and `HF_ENDPOINT`.
     """
-    pin = parallax_zoo.spec(env_id).baseline
+    pin = registry.spec(env_id).baseline
     if pin is None:
         raise LookupError(f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`")
     folder = hub.fetch_baseline(pin, hub.mirror_folder(env_id))
-    return load_folder(folder, parallax_zoo.make(env_id))
+    return load_folder(folder, registry.make(env_id))
 
 
 def load_hub(repo_and_revision: str, env_id: str) -> Policy:
@@ -49,7 +49,7 @@ def load_hub(repo_and_revision: str, env_id: str) -> Policy:
 
     repo_id, _, revision = repo_and_revision.partition("@")
     folder = snapshot_download(repo_id, revision=revision or None, allow_patterns=list(POLICY_FILES))
-    return load_folder(folder, parallax_zoo.make(env_id))
+    return load_folder(folder, registry.make(env_id))
 
 
 def resolve_policy(source: str, env_id: str) -> tuple[Policy | str, str]:
@@ -59,9 +59,9 @@ def resolve_policy(source: str, env_id: str) -> tuple[Policy | str, str]:
     """
     if source == RANDOM:
         return RANDOM, RANDOM
-    if source == "baseline":
-        pin = parallax_zoo.spec(env_id).baseline
-        label = "baseline" if pin is None else f"baseline:{pin.repo_id}@{pin.revision}"
+    if source == BASELINE:
+        pin = registry.spec(env_id).baseline
+        label = BASELINE if pin is None else f"{BASELINE}:{pin.repo_id}@{pin.revision}"
         return load_baseline(env_id), label
     if source.startswith("hub:"):
         return load_hub(source.removeprefix("hub:"), env_id), source
@@ -70,4 +70,4 @@ def resolve_policy(source: str, env_id: str) -> tuple[Policy | str, str]:
         raise FileNotFoundError(
             f"no policy {source!r}: use 'baseline', 'random', 'hub:REPO@REVISION' or the path of a policy folder"
         )
-    return load_folder(path, parallax_zoo.make(env_id)), str(path)
+    return load_folder(path, registry.make(env_id)), str(path)

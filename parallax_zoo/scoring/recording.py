@@ -1,4 +1,4 @@
-"""Recording an episode as frames: one jitted `lax.scan` of `env.step` and `env.render`.
+"""Recording an episode as frames (one jitted `lax.scan` of `env.step` and `env.render`), and frames to GIF.
 
 Frames after the episode ends repeat the final frame, so every recording of
 an env has the same static shape.
@@ -6,7 +6,9 @@ an env has the same static shape.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -16,6 +18,7 @@ from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import action_mask_of
 from parallax.spaces import sample_legal
+from parallax_zoo.atomic import atomic_write
 
 if TYPE_CHECKING:
     from parallax_zoo.agents.policy import Policy
@@ -63,3 +66,19 @@ def record_episode(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> n
         return jnp.concatenate([first[None], frames])
 
     return np.asarray(run(reset_key, scan_key))
+
+
+def save_gif(frames: Sequence[np.ndarray] | np.ndarray, path: str | os.PathLike, fps: int = 8) -> Path:
+    """Write `frames` (`uint8[T, H, W, 3]`) as a looping GIF; written to a temporary file, then renamed."""
+    from PIL import Image as PILImage
+
+    frames = np.asarray(frames, dtype=np.uint8)
+    if frames.ndim != 4 or frames.shape[-1] != 3 or len(frames) == 0:
+        raise ValueError(f"save_gif expects frames of shape (T, H, W, 3) with T >= 1, got {frames.shape}")
+    images = [PILImage.fromarray(frame) for frame in frames]
+
+    def write(temporary: Path) -> None:
+        images[0].save(temporary, format="GIF", save_all=True, append_images=images[1:],
+                       duration=max(1, round(1000 / fps)), loop=0)
+
+    return atomic_write(path, write)
