@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-slow bench typecheck
+.PHONY: demo test test-slow bench typecheck docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,3 +28,6 @@ test-slow: $(VENV)/.dev-installed
 
 typecheck: $(VENV)/.dev-installed
 	$(BIN)/pyright
+
+docs: $(VENV)/.dev-installed
+	$(BIN)/mkdocs build --strict
