@@ -1,4 +1,4 @@
-"""MkDocs hook: adds the environment catalogue pages, generated from registry.yaml, to the site."""
+"""MkDocs hooks: the environment catalogue pages, generated from registry.yaml, and their place in the nav."""
 
 from __future__ import annotations
 
@@ -7,7 +7,19 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files
 
-from parallax_zoo.catalogue.catalogue_pages import catalogue_pages
+from parallax_zoo.catalogue.catalogue_pages import CATALOGUE_FOLDER, catalogue_pages, families
+
+CATALOGUE_INDEX = f"{CATALOGUE_FOLDER}/index.md"
+
+
+def on_config(config: Any) -> Any:
+    """Expands the nav's `Environments: environments/index.md` into the index and one entry per family."""
+    family_entries = [{family.label: family.page} for family in families()]
+    for position, entry in enumerate(config["nav"] or []):
+        if isinstance(entry, dict) and CATALOGUE_INDEX in entry.values():
+            (title,) = entry
+            config["nav"][position] = {title: [CATALOGUE_INDEX, *family_entries]}
+    return config
 
 
 def on_files(files: Files, config: Any) -> Files:

@@ -36,6 +36,13 @@ class Family:
     def page(self) -> str:
         return f"{CATALOGUE_FOLDER}/{self.name}.md"
 
+    @property
+    def label(self) -> str:
+        """A short name for menus: the adapter's namespace, or the native module's title up to its colon."""
+        if self.specs[0].kind != "native":
+            return self.name
+        return self.title.split(":")[0].strip()
+
 
 def family_name(env_spec: EnvSpec) -> str:
     """The native env's module name, or the adapter's name."""
