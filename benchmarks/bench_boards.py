@@ -163,15 +163,22 @@ def paired_ratios(ours: Candidate, peer: Candidate) -> list[float]:
     return sorted(p / o for o, p in zip(ours.times, peer.times, strict=True))
 
 
-def candidates(batch_sizes: list[int], steps_for: Callable[[int], int]) -> list[Candidate]:
-    """Every game at every batch size, ours and Pgx's."""
-    games: list[tuple[str, Any, str | None]] = [
-        ("tic_tac_toe", TicTacToe(), "tic_tac_toe"),
-        ("connect_four", ConnectFour(), "connect_four"),
-        ("othello", Othello(), "othello"),
-    ]
+GAMES: dict[str, tuple[Callable[[], Any], str | None]] = {
+    "tic_tac_toe": (TicTacToe, "tic_tac_toe"),
+    "connect_four": (ConnectFour, "connect_four"),
+    "othello": (Othello, "othello"),
+}
+"""Each game's name: our env class and the Pgx id it is timed against."""
+
+
+def candidates(
+    batch_sizes: list[int], steps_for: Callable[[int], int], games: tuple[str, ...] = tuple(GAMES)
+) -> list[Candidate]:
+    """Every game of `games` at every batch size, ours and Pgx's."""
     result = []
-    for name, env, pgx_id in games:
+    for name in games:
+        make, pgx_id = GAMES[name]
+        env = make()
         for n in batch_sizes:
             steps = steps_for(n)
             result.append(Candidate(name, "ours", n, steps, ours_rollout(env, n, steps)))

@@ -65,7 +65,7 @@ def build_rollout(env: Any, num_envs: int, num_steps: int) -> tuple[Any, Any]:
         (state, _), _ = jax.lax.scan(body, (state, key), None, length=num_steps)
         return state
 
-    return jax.jit(rollout), vector.reset(key=jax.random.key(0))
+    return jax.jit(rollout), jax.jit(lambda key: vector.reset(key=key))(jax.random.key(0))
 
 
 def main() -> None:

@@ -32,8 +32,8 @@ def cartpole() -> Any:
     return parallax_zoo.make(ENV_ID)  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def measure(train: Any, keys: Any, repeats: int) -> dict[str, float]:
-    """Compile once, then time `repeats` runs; returns seconds, the final return and steps per second."""
+def measure(train: Any, keys: Any, repeats: int, config: PPOConfig = CONFIG) -> dict[str, float]:
+    """Compile once, then time `repeats` runs of `train` (made from `config`); returns seconds, the final return and steps per second."""
     jitted = jax.jit(train)
     start = time.perf_counter()
     compiled = jitted.lower(keys).compile()
@@ -46,7 +46,7 @@ def measure(train: Any, keys: Any, repeats: int) -> dict[str, float]:
         times.append(time.perf_counter() - start)
         final = np.asarray(metrics["episode_return"])[..., -1]
     seeds = 1 if keys.ndim == 0 else keys.shape[0]
-    steps = seeds * CONFIG.num_updates * CONFIG.num_envs * CONFIG.num_steps
+    steps = seeds * config.num_updates * config.num_envs * config.num_steps
     train_s = statistics.median(times)
     return {
         "compile_s": compile_s,

@@ -1,58 +1,70 @@
 #!/usr/bin/env bash
-# The GPU check: on a machine with an NVIDIA GPU, in under 8 minutes,
-#   1. install the project from this repo with CUDA jax,
-#   2. re-train the CartPole and Race baselines from their shipped config.yaml,
-#   3. evaluate the re-trained policies under the fixed protocol,
-#   4. compare their scores with the reference scores in registry.yaml,
-#   5. print the training throughput.
-# Nothing else in the project depends on a GPU; CI never runs this.
+# The GPU check (README.md, "The GPU check"): with the GPU machine's own python and jax, and
+# nothing from the network,
+#   1. install the wheels carried in WHEELS (benchmarks/gpu_wheels.sh makes them) into a
+#      temporary folder, with --no-index --no-deps, and put it and this tree on PYTHONPATH;
+#   2. run benchmarks/gpu_check.py: print every version, stop if a package is missing or jax
+#      sees no GPU, re-train and check two baselines, time the envs, the boards against Pgx
+#      and PPO, and write results.json, the curves and check.log to GPU_CHECK_OUT.
 #
-#   bash benchmarks/gpu_check.sh            # from the repo root
-#   WHEELS=/path/to/wheels bash ...         # install offline from a folder of wheels
+#   bash benchmarks/gpu_check.sh                   # on the GPU machine, from the repo root
+#   GPU_CHECK_DRY=1 bash benchmarks/gpu_check.sh   # anywhere: the same steps, tiny sizes, any backend
+#
+# PYTHON (default python3) is the interpreter whose jax is used, WHEELS (default .whl) the carried
+# wheels, GPU_CHECK_OUT (default gpu-check) the results folder. A dry run with no wheels in WHEELS
+# builds one small probe wheel here and installs that instead, so the install step and the path
+# order are still exercised.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-VENV=${VENV:-/tmp/parallax-zoo-gpu}
-OUT=${OUT:-/tmp/parallax-zoo-gpu-check}
-PIP_ARGS=(--quiet)
-if [[ -n "${WHEELS:-}" ]]; then PIP_ARGS+=(--no-index --find-links "$WHEELS"); fi
+PYTHON=${PYTHON:-python3}
+WHEELS=${WHEELS:-.whl}
+RESULTS=${GPU_CHECK_OUT:-gpu-check}
+DRY=${GPU_CHECK_DRY:-}
+SITE=$(mktemp -d)
+trap 'rm -rf "$SITE"' EXIT
 
-python3 -m venv "$VENV"
-"$VENV/bin/python" -m pip install "${PIP_ARGS[@]}" -e ".[train,hub,gymnax]" "jax[cuda12]>=0.10.2,<0.11"
-"$VENV/bin/python" -c "import jax; d = jax.devices(); print('devices:', d); assert d[0].platform == 'gpu', 'no GPU visible to jax'"
-
-status=0
-for env_id in gymnax/CartPole-v1 Race-v0; do
-  folder="baselines/${env_id//\//-}"
-  out="$OUT/${env_id//\//-}"
-  rm -rf "$out"
-  start=$(date +%s.%N)
-  "$VENV/bin/parallax-zoo" train "$env_id" --config "$folder/config.yaml" --out "$out" --seed 0
-  end=$(date +%s.%N)
-  "$VENV/bin/python" - "$env_id" "$out" "$start" "$end" <<'PY' || status=1
+shopt -s nullglob
+wheels=("$WHEELS"/*.whl)
+if (( ${#wheels[@]} == 0 )); then
+  if [[ -z "$DRY" ]]; then
+    echo "gpu_check: no wheels in $WHEELS/; run 'bash benchmarks/gpu_wheels.sh' where the package index is reachable and bring that folder (or set WHEELS)" >&2
+    exit 2
+  fi
+  "$PYTHON" - "$SITE/probe" <<'PY'
+"""A minimal pure-Python wheel, gpu_check_probe 1.0, written with zipfile: nothing to download, nothing to build."""
+import base64
+import hashlib
 import sys
+import zipfile
+from pathlib import Path
 
-import yaml
-
-import parallax_zoo
-from parallax_zoo.scoring.checkpoint import load_config
-from parallax_zoo.scoring.evaluation import evaluate
-from parallax_zoo.scoring.loading import load_folder
-
-env_id, out, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-config = load_config(f"{out}/config.yaml")
-policy = load_folder(out, parallax_zoo.make(env_id))
-result = evaluate(env_id, policy, name="gpu re-train")
-reference = parallax_zoo.spec(env_id).reference_score
-seconds = end - start
-steps = config.total_timesteps
-print(f"{env_id}: re-trained score {result.mean:.3f} +/- {result.std:.3f} (reference {reference:.3f}); "
-      f"{steps:,} env steps per seed in {seconds:.1f} s including compile and evaluation "
-      f"= {steps / seconds:,.0f} steps/s")
-low, high = result.ci95
-tolerance = max(0.05 * abs(reference), 0.05)
-if abs(result.mean - reference) > tolerance and not (low <= reference <= high):
-    sys.exit(f"{env_id}: the re-trained score {result.mean:.3f} is not within {tolerance:.3f} of the reference {reference:.3f}")
+folder = Path(sys.argv[1])
+folder.mkdir()
+info = "gpu_check_probe-1.0.dist-info"
+files = {
+    "gpu_check_probe.py": '"""Installed by the GPU check\'s dry run in place of the carried wheels."""\n',
+    f"{info}/METADATA": "Metadata-Version: 2.1\nName: gpu-check-probe\nVersion: 1.0\n",
+    f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: gpu_check.sh\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = [
+    f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},{len(text.encode())}"
+    for name, text in files.items()
+]
+files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+with zipfile.ZipFile(folder / "gpu_check_probe-1.0-py3-none-any.whl", "w") as wheel:
+    for name, text in files.items():
+        wheel.writestr(name, text)
 PY
-done
-exit $status
+  wheels=("$SITE"/probe/*.whl)
+fi
+
+echo "gpu_check: installing ${#wheels[@]} carried wheel(s) with --no-index --no-deps: ${wheels[*]##*/}"
+"$PYTHON" -m pip install --quiet --disable-pip-version-check --no-index --no-deps --no-compile --no-cache-dir \
+  --target "$SITE/lib" "${wheels[@]}"
+export PYTHONPATH="$SITE/lib:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export GPU_CHECK_SITE="$SITE/lib"
+
+mkdir -p "$RESULTS"
+set -o pipefail
+"$PYTHON" -u benchmarks/gpu_check.py --out "$RESULTS" ${DRY:+--dry} 2>&1 | tee "$RESULTS/check.log"
