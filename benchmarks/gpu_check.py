@@ -20,7 +20,7 @@ run cut short still leaves what it measured.
 `--dry` runs every section on any backend with tiny sizes, so that the script
 is tested on every change; its numbers mean nothing.
 
-    python benchmarks/gpu_check.py [--dry] [--out FOLDER] [--budget-s SECONDS]
+    python benchmarks/gpu_check.py [--dry] [--out FOLDER] [--sections baselines,envs,boards,ppo] [--budget-s SECONDS]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import statistics
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,8 @@ CARRIED = ("gymnax", "gymnasium", "farama-notifications", "six", "pgx", "svgwrit
 REPORTED = ("parallax-zoo", "jax-cuda13-plugin", "jax-cuda13-pjrt", "jax-cuda12-plugin", "jax-cuda12-pjrt",
             "huggingface_hub", "typing-extensions")
 """Versions printed besides the required ones: the CUDA plugin actually used and the rest of the stack."""
+
+SECTIONS = ("baselines", "envs", "boards", "ppo")
 
 BASELINES = ("gymnax/CartPole-v1", "Race-v0")
 
@@ -127,6 +130,19 @@ def carried_wheels() -> dict[str, str]:
 DRY_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
+def tree_revision() -> str:
+    """The commit of the tree the check runs from (plus "+changes" when it differs), or "unknown" outside git."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+
+    try:
+        return git("rev-parse", "--short=12", "HEAD") + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def preflight(dry: bool) -> dict[str, Any]:
     """Import every required module, print and return the versions, and stop with one clear line if a module
     is missing or (unless `dry`) jax sees no GPU."""
@@ -150,6 +166,7 @@ def preflight(dry: bool) -> dict[str, Any]:
             versions[distribution] = importlib.metadata.version(distribution)
         except importlib.metadata.PackageNotFoundError:
             versions[distribution] = "not installed"
+    versions["parallax-zoo tree"] = tree_revision()
     devices = [f"{d.platform}:{d.device_kind}" for d in jax.devices()]
     print("gpu_check versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v != "not installed"))
     print("gpu_check carried: " + (", ".join(f"{k} {v}" for k, v in carried.items()) or "nothing (GPU_CHECK_SITE unset)"))
@@ -318,9 +335,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dry", action="store_true", help="tiny sizes on any backend: checks that the script runs")
     parser.add_argument("--out", type=Path, default=ROOT / "gpu-check", help="folder for results.json and the curves")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated sections to run, in their fixed order (default all: {','.join(SECTIONS)})")
     parser.add_argument("--budget-s", type=float, default=420.0,
                         help="no section starts after this many seconds (default 420); later ones are recorded as skipped")
     args = parser.parse_args()
+    chosen = args.sections.split(",")
+    if unknown := [name for name in chosen if name not in SECTIONS]:
+        parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
     if args.dry:  # compile fast: the dry run's speed means nothing and XLA:CPU's optimisation passes dominate it
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {DRY_XLA_FLAGS}".strip()
     start = time.perf_counter()
@@ -330,24 +352,31 @@ def main() -> int:
 
     sizes = DRY if args.dry else GPU
     args.out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
-    sections: dict[str, Callable[[], Any]] = {
-        "baselines": lambda: [check_baseline(env_id, sizes, work, args.out) for env_id in BASELINES],
-        "envs": lambda: env_throughput(sizes),
-        "boards": lambda: board_throughput(sizes),
-        "ppo": lambda: ppo_throughput(sizes),
-    }
-    for name, run in sections.items():
-        elapsed = time.perf_counter() - start
-        if elapsed > args.budget_s:
-            results["sections"][name] = f"skipped: {elapsed:.0f} s had passed, over the {args.budget_s:.0f} s budget"
-        else:
-            print(f"gpu_check: {name} (at {elapsed:.0f} s)", flush=True)
-            section_start, section_cpu = time.perf_counter(), time.process_time()
-            results["sections"][name] = run()
-            results.setdefault("seconds", {})[name] = time.perf_counter() - section_start
-            results.setdefault("cpu_seconds", {})[name] = time.process_time() - section_cpu
-        write_text_atomic(args.out / "results.json", json.dumps(results, indent=2) + "\n")
+    with tempfile.TemporaryDirectory(prefix="gpu-check-") as work_dir:  # the re-trained baseline folders
+        work = Path(work_dir)
+        sections: dict[str, Callable[[], Any]] = {
+            "baselines": lambda: [check_baseline(env_id, sizes, work, args.out) for env_id in BASELINES],
+            "envs": lambda: env_throughput(sizes),
+            "boards": lambda: board_throughput(sizes),
+            "ppo": lambda: ppo_throughput(sizes),
+        }
+        for name, run in sections.items():
+            if name not in chosen:
+                continue
+            elapsed = time.perf_counter() - start
+            if elapsed > args.budget_s:
+                results["sections"][name] = f"skipped: {elapsed:.0f} s had passed, over the {args.budget_s:.0f} s budget"
+            else:
+                print(f"gpu_check: {name} (at {elapsed:.0f} s)", flush=True)
+                section_start, section_cpu = time.perf_counter(), time.process_time()
+                try:
+                    results["sections"][name] = run()
+                except Exception as error:  # one broken section must not cost the others their run on the GPU
+                    traceback.print_exc()
+                    results["sections"][name] = f"error: {type(error).__name__}: {error}"
+                results.setdefault("seconds", {})[name] = time.perf_counter() - section_start
+                results.setdefault("cpu_seconds", {})[name] = time.process_time() - section_cpu
+            write_text_atomic(args.out / "results.json", json.dumps(results, indent=2) + "\n")
     results["total_s"] = time.perf_counter() - start
     # The GPU machine's huggingface_hub is older than the project's range; the check never needs it.
     results["imported_huggingface_hub"] = "huggingface_hub" in sys.modules
@@ -355,13 +384,13 @@ def main() -> int:
     write_text_atomic(args.out / "results.json", json.dumps(results, indent=2) + "\n")
     print_tables(results)
 
-    failed = [r["env_id"] for r in results["sections"]["baselines"] if r["compared"] and not r["passed"]] \
-        if isinstance(results["sections"]["baselines"], list) else []
-    skipped = [name for name, value in results["sections"].items() if not isinstance(value, list)]
+    baselines = results["sections"].get("baselines", [])
+    failed = [r["env_id"] for r in baselines if r["compared"] and not r["passed"]] if isinstance(baselines, list) else []
+    incomplete = [name for name, value in results["sections"].items() if not isinstance(value, list)]
     print(f"\ngpu_check: {results['total_s']:.0f} s in all; results in {args.out / 'results.json'}")
-    if failed or skipped:
-        print(f"gpu_check: FAILED: {', '.join(failed) or 'no baseline'} below the reference score tolerance; "
-              f"skipped: {', '.join(skipped) or 'none'}", file=sys.stderr)
+    if failed or incomplete:
+        print(f"gpu_check: FAILED: below the reference score tolerance: {', '.join(failed) or 'none'}; "
+              f"sections skipped or broken: {', '.join(incomplete) or 'none'}", file=sys.stderr)
         return 1
     return 0
 

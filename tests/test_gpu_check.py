@@ -86,6 +86,39 @@ def test_a_missing_package_is_named_with_the_wheel_to_carry(
     assert "pgx" not in err and "gymnasium" not in err  # only what is missing is named
 
 
+def run_driver(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """`gpu_check.py --dry ARGS` in this process (its modules are loaded once for the whole suite)."""
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))  # restored after: main() appends to it
+    monkeypatch.delenv("GPU_CHECK_SITE", raising=False)
+    monkeypatch.setattr(sys, "argv", ["gpu_check.py", "--dry", *args])
+    return gpu_check.main()
+
+
+def test_sections_past_the_budget_are_recorded_as_skipped(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert run_driver(monkeypatch, "--out", str(tmp_path), "--budget-s", "0") == 1
+    sections = json.loads((tmp_path / "results.json").read_text())["sections"]
+    assert list(sections) == list(gpu_check.SECTIONS)
+    assert all(value.startswith("skipped: ") and "over the 0 s budget" in value for value in sections.values())
+
+
+def test_a_broken_section_is_recorded_and_fails_the_check(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(gpu_check, "BASELINES", ("NoSuchEnv-v0",))
+    assert run_driver(monkeypatch, "--out", str(tmp_path), "--sections", "baselines") == 1
+    sections = json.loads((tmp_path / "results.json").read_text())["sections"]
+    assert list(sections) == ["baselines"]
+    assert sections["baselines"].startswith("error: ") and "NoSuchEnv-v0" in sections["baselines"]
+    assert "sections skipped or broken: baselines" in capsys.readouterr().err
+
+
+def test_an_unknown_section_is_refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        run_driver(monkeypatch, "--sections", "baselines,gpus")
+    assert stop.value.code == 2
+    assert "unknown section(s) gpus; choose from baselines, envs, boards, ppo" in capsys.readouterr().err
+
+
 def test_the_wheel_script_downloads_exactly_the_carried_distributions() -> None:
     script = (ROOT / "benchmarks" / "gpu_wheels.sh").read_text()
     listed = re.search(r"WHEELS=\(\n(.*?)\n\)", script, re.S)
