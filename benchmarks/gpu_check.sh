@@ -11,7 +11,8 @@
 #   GPU_CHECK_DRY=1 bash benchmarks/gpu_check.sh   # anywhere: the same steps, tiny sizes, any backend
 #
 # PYTHON (default python3) is the interpreter whose jax is used, WHEELS (default .whl) the carried
-# wheels, GPU_CHECK_OUT (default gpu-check) the results folder. A dry run with no wheels in WHEELS
+# wheels, GPU_CHECK_OUT (default gpu-check) the results folder, GPU_CHECK_ARGS more arguments for
+# gpu_check.py (e.g. "--sections envs,boards"). A dry run with no wheels in WHEELS
 # builds one small probe wheel here and installs that instead, so the install step and the path
 # order are still exercised.
 set -euo pipefail
@@ -66,5 +67,4 @@ export PYTHONPATH="$SITE/lib:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export GPU_CHECK_SITE="$SITE/lib"
 
 mkdir -p "$RESULTS"
-set -o pipefail
-"$PYTHON" -u benchmarks/gpu_check.py --out "$RESULTS" ${DRY:+--dry} 2>&1 | tee "$RESULTS/check.log"
+"$PYTHON" -u benchmarks/gpu_check.py --out "$RESULTS" ${DRY:+--dry} ${GPU_CHECK_ARGS:-} 2>&1 | tee "$RESULTS/check.log"

@@ -15,10 +15,10 @@
 #   gymnasium gymnax's spaces and registration (needs farama-notifications,
 #             cloudpickle, numpy, typing-extensions)
 #   farama-notifications  imported by gymnasium at import time
-#   six       the project's gymnax extra (listed on the machine once, not promised)
+#   six       in the project's gymnax extra; carried although the machine's list names it (11 kB)
 #   pgx       the board-game peer (needs svgwrite, jax, typing-extensions)
 #   svgwrite  imported by pgx at import time
-# All six are pure Python. Versions are the ones the project is tested with.
+# Every one is pure Python (py3-none-any); the versions are the ones the project is tested with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
