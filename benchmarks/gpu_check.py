@@ -180,12 +180,13 @@ def preflight(dry: bool) -> dict[str, Any]:
 def check_baseline(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str, Any]:
     """Re-train `env_id` from its shipped config as `parallax-zoo train` does and compare it with the reference."""
     import parallax_zoo
-    from parallax_zoo import hub
-    from parallax_zoo.baselines import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
-    from parallax_zoo.evaluation import RANDOM, evaluate
-    from parallax_zoo.leaderboard import normalise
+    from parallax_zoo.catalogue.pins import baseline_dirname
+    from parallax_zoo.catalogue.player_names import RANDOM
+    from parallax_zoo.scoring.baselines import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
+    from parallax_zoo.scoring.evaluation import evaluate
+    from parallax_zoo.scoring.leaderboard import normalise
 
-    dirname = hub.baseline_dirname(env_id)
+    dirname = baseline_dirname(env_id)
     config = resolve_config(env_id, ROOT / "baselines" / dirname / "config.yaml")
     if sizes.baseline_updates is not None:
         config = dataclasses.replace(config, total_timesteps=sizes.baseline_updates * config.num_envs * config.num_steps)
