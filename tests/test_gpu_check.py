@@ -145,3 +145,13 @@ def test_the_wheel_script_fetches_installable_wheels_under_the_limit(tmp_path: P
     probe = f"import sys; sys.path.insert(0, {str(site)!r}); " + "; ".join(
         f"import {m}; assert {m}.__file__.startswith({str(site)!r}), {m}.__file__" for m in carried_modules)
     subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_a_full_length_re_train_on_the_cpu_passes_the_comparison(tmp_path: Path) -> None:
+    """The GPU sizes of the baselines section, on the CPU the reference was measured on: Race-v0 re-trains to it."""
+    row = gpu_check.check_baseline("Race-v0", gpu_check.GPU, tmp_path / "work", tmp_path)
+    assert row["compared"] is True and row["total_timesteps"] == 15_360
+    assert row["mean"] == pytest.approx(row["reference"], abs=1e-6)
+    assert row["normalised"] == pytest.approx(1.0, abs=1e-5) and row["passed"] is True
+    assert (tmp_path / "curve-Race-v0.png").is_file()
