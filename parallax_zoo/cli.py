@@ -12,6 +12,7 @@ import jax
 
 import parallax_zoo
 from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError, baseline_dirname, baseline_repo_id, format_pin
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import RegistryError
 from parallax_zoo.scoring import hub
 from parallax_zoo.scoring.recording import random_act, record_episode, save_gif
@@ -45,8 +46,8 @@ def _info(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     env = parallax_zoo.make(args.env_id)
-    source = args.policy or ("baseline" if parallax_zoo.spec(args.env_id).baseline is not None else "random")
-    if source == "random":
+    source = args.policy or (BASELINE if parallax_zoo.spec(args.env_id).baseline is not None else RANDOM)
+    if source == RANDOM:
         act = random_act(env)
     else:
         from parallax_zoo.scoring.loading import resolve_policy
@@ -139,7 +140,7 @@ def _pin(env_id: str) -> BaselinePin:
 def _demo(args: argparse.Namespace) -> int:
     """Download (or find in the mirror) a baseline, check it, evaluate it against its reference, render it."""
     from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.loading import load_folder
+    from parallax_zoo.scoring.loading import baseline_folder, load_folder
     from parallax_zoo.scoring.recording import policy_act
 
     env_id = args.env_id
@@ -147,16 +148,16 @@ def _demo(args: argparse.Namespace) -> int:
     pin = _pin(env_id)
     print(parallax_zoo.registry_table())
     print(f"\n{env_id}: baseline {pin.repo_id}@{pin.revision}")
-    folder = hub.fetch_baseline(pin, hub.mirror_folder(env_id))
+    folder = baseline_folder(env_id)
     source = "the local mirror" if folder == hub.mirror_folder(env_id) else "the Hub (cached)"
     print(f"  {len(pin.files)} files from {source}, {folder}, each sha256-verified against the pin")
     env = parallax_zoo.make(env_id)
     policy = load_folder(folder, env)
-    result = evaluate(env_id, policy, name="baseline")
+    result = evaluate(env_id, policy, name=BASELINE)
     low, high = result.ci95
     print(f"  evaluated: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
           f"(95% CI [{low:.3f}, {high:.3f}]); reference score {env_spec.reference_score:.3f}")
-    random_result = evaluate(env_id, "random")
+    random_result = evaluate(env_id, RANDOM)
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
     frames = record_episode(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
     path = save_gif(frames, Path(args.out) / f"{baseline_dirname(env_id)}.gif")
@@ -194,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
     evaluate.add_argument("env_id")
-    evaluate.add_argument("--policy", default="baseline", help="baseline | random | hub:REPO@REV | PATH (default: baseline)")
+    evaluate.add_argument("--policy", default=BASELINE, help="baseline | random | hub:REPO@REV | PATH (default: baseline)")
     evaluate.add_argument("--out", help="write the result as JSON here")
     evaluate.set_defaults(run=_eval)
 

@@ -10,10 +10,15 @@ import jax
 import numpy as np
 import pytest
 import yaml
+from nim import Nim
 
 import parallax_zoo
+from parallax import TimeLimit
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, sha256_file
 from parallax_zoo.scoring import checkpoint, hub
+from parallax_zoo.agents import mappo
+from parallax_zoo.agents.mappo import MAPPOConfig
+from parallax_zoo.agents.players import RandomPlayer
 from parallax_zoo.agents.ppo import PPOConfig, make_train
 from parallax_zoo.scoring.baselines import default_config_path, resolve_config, segment_lengths, train_seeds
 from parallax_zoo.cli import main
@@ -74,6 +79,21 @@ def test_segments_train_the_same_weights_as_one_jitted_run_to_float_rounding() -
     whole, _ = jax.jit(make_train(TINY, env))(jax.random.key(3))
     segmented, returns, _ = train_seeds(TINY, env, [3], progress=False)
     assert returns.shape == (1, TINY.num_updates)
+    for a, b in zip(jax.tree_util.tree_leaves(whole), jax.tree_util.tree_leaves(segmented), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b)[0], rtol=1e-5, atol=1e-8)
+
+
+def test_mappo_segments_train_the_same_weights_as_one_jitted_run_to_float_rounding() -> None:
+    """MAPPO too: its key split, and a seated opponent in half of the envs."""
+    env = TimeLimit(Nim(), max_steps=20)
+    config = MAPPOConfig(
+        num_envs=4, num_steps=8, total_timesteps=4 * 8 * 4, update_epochs=1, num_minibatches=1, hidden_sizes=(8,),
+        eval_episodes=2, eval_max_steps=20, opponent="random", opponent_share=0.5,
+    )
+    opponent = RandomPlayer(mappo.model_for(env, config))
+    whole, _ = jax.jit(mappo.make_train(config, env, opponent=opponent))(jax.random.key(5))
+    segmented, returns, _ = train_seeds(config, env, [5], progress=False, opponent=opponent)
+    assert returns.shape[0] == 1
     for a, b in zip(jax.tree_util.tree_leaves(whole), jax.tree_util.tree_leaves(segmented), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b)[0], rtol=1e-5, atol=1e-8)
 

@@ -114,13 +114,15 @@ def test_config_pairs_an_opponent_with_its_share():
 
 def test_training_against_the_naive_team_learns_to_beat_it():
     import parallax_zoo
-    from parallax_zoo.scoring.evaluation import evaluate
+    from parallax_zoo.scoring.evaluation import evaluate, opponent_player
 
     config = MAPPOConfig(
         env_id="TeamRace-v0", num_envs=16, num_steps=32, total_timesteps=16 * 32 * 60, learning_rate=3e-3,
         hidden_sizes=(64, 64), opponent="naive", opponent_share=1.0,
     )
-    policy, _ = jax.jit(make_train(config, parallax_zoo.make("TeamRace-v0")))(jax.random.key(0))
+    env = parallax_zoo.make("TeamRace-v0")
+    naive = opponent_player("TeamRace-v0", env, "naive")
+    policy, _ = jax.jit(make_train(config, env, opponent=naive))(jax.random.key(0))
     # Naive against naive draws every game; winning needs one teammate to trip while the other runs.
     result = evaluate("TeamRace-v0", policy, episodes=16)
     assert result.opponents["naive"]["win_side_0"] == 1.0

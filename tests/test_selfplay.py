@@ -110,7 +110,7 @@ def test_training_against_the_random_player_only_beats_it():
     )
     from parallax_zoo.agents.mappo import make_train
 
-    policy, _ = jax.jit(make_train(config, ENV))(jax.random.key(0))
+    policy, _ = jax.jit(make_train(config, ENV, opponent=RandomPlayer(MODEL)))(jax.random.key(0))
     results = play(Greedy(policy), RandomPlayer(MODEL))
     assert float(results["win"]) > 0.75
 

@@ -22,6 +22,11 @@ from parallax.core import State, require_key
 from parallax.spaces import Box, PyTreeSpace, Space, check_action
 
 
+def first_given(*values: Any) -> Any:
+    """The first of `values` that is not None (an explicit argument, then a wrapper's, then a default); None if none is."""
+    return next((value for value in values if value is not None), None)
+
+
 def strip_wrappers(
     env: Any,
     *,

@@ -14,7 +14,7 @@ from typing import Any
 from brax.envs.base import Env as BraxEnv
 from brax.envs.wrappers import training
 
-from parallax.adapters._physics import PhysicsAdapter, strip_wrappers
+from parallax.adapters._physics import PhysicsAdapter, first_given, strip_wrappers
 
 BRAX_DEFAULT_EPISODE_LENGTH = 1000
 """The length brax's own `envs.create` and `training.wrap` use when none is given."""
@@ -53,13 +53,9 @@ class BraxAdapter(PhysicsAdapter):
         )
         super().__init__(
             bare,
-            episode_length=_first_given(episode_length, wrapped_length, BRAX_DEFAULT_EPISODE_LENGTH),
-            action_repeat=_first_given(action_repeat, wrapped_repeat, 1),
+            episode_length=first_given(episode_length, wrapped_length, BRAX_DEFAULT_EPISODE_LENGTH),
+            action_repeat=first_given(action_repeat, wrapped_repeat, 1),
         )
-
-
-def _first_given(*values: Any) -> Any:
-    return next(value for value in values if value is not None)
 
 
 __all__ = ["BraxAdapter"]

@@ -15,7 +15,7 @@ from brax.envs.wrappers import training as brax_training
 from mujoco_playground import MjxEnv
 from mujoco_playground import wrapper as playground_wrapper
 
-from parallax.adapters._physics import PhysicsAdapter, strip_wrappers
+from parallax.adapters._physics import PhysicsAdapter, first_given, strip_wrappers
 
 TRAINING_WRAPPERS = (
     playground_wrapper.BraxAutoResetWrapper,
@@ -51,7 +51,7 @@ class MJXAdapter(PhysicsAdapter):
             episode_wrapper=brax_training.EpisodeWrapper,
             adapter=self.name,
         )
-        episode_length = _first_given(episode_length, wrapped_length, _config_value(bare, "episode_length"))
+        episode_length = first_given(episode_length, wrapped_length, _config_value(bare, "episode_length"))
         if episode_length is None:
             raise ValueError(
                 f"MJXAdapter: {type(bare).__name__} has no episode_length in its config; pass episode_length=."
@@ -59,7 +59,7 @@ class MJXAdapter(PhysicsAdapter):
         super().__init__(
             bare,
             episode_length=int(episode_length),
-            action_repeat=int(_first_given(action_repeat, wrapped_repeat, _config_value(bare, "action_repeat"), 1)),
+            action_repeat=int(first_given(action_repeat, wrapped_repeat, _config_value(bare, "action_repeat"), 1)),
         )
 
 
@@ -69,10 +69,6 @@ def _config_value(env: Any, field: str) -> Any:
     if config is None:
         config = getattr(env, "_config", None)
     return None if config is None else config.get(field)
-
-
-def _first_given(*values: Any) -> Any:
-    return next((value for value in values if value is not None), None)
 
 
 __all__ = ["MJXAdapter"]

@@ -14,14 +14,16 @@ intervals; after each, the policy plays the uniformly random player and every
 earlier snapshot, and is itself stored as a snapshot.
 
 Self-play alone can drift into habits a weak player exploits, so a share of
-the training envs (`opponent_share`) can seat a fixed `opponent` instead: the
-uniformly random player, or a scripted one registry.yaml names for the env
-(TeamRace's naive team). The learner holds each side of those envs in turn
-and learns from its own slots only.
+the training envs (`opponent_share`) can seat a fixed opponent instead: the
+player `opponent` names (the uniformly random player, or a scripted one
+registry.yaml names for the env, such as TeamRace's naive team), passed in as
+an object. The learner holds each side of those envs in turn and learns from
+its own slots only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,20 +32,10 @@ import jax
 from jax.sharding import Mesh
 from jaxtyping import PRNGKeyArray
 
-from parallax_zoo.agents.players import fixed_player
+from parallax_zoo.agents import ppo
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.ppo import (
-    Metrics,
-    PPOConfig,
-    TrainState,
-    init_train_state,
-    make_env,
-    make_optimizer,
-    make_update,
-    model_for,
-    vector_env,
-)
-from parallax_zoo.agents.networks import ActorCritic
+from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, model_for
+from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.selfplay import SnapshotBuffer, TrainingOpponent, evaluate_self_play
 from parallax_zoo.agents.sharding import check_divisible
 
@@ -59,6 +51,7 @@ class MAPPOConfig(PPOConfig):
     eval_episodes: int = 32
     eval_max_steps: int = 200
     opponent: str = ""
+    """The fixed opponent's name, as config.yaml records it; `make_train` takes the player itself."""
     opponent_share: float = 0.0
 
     def __post_init__(self) -> None:
@@ -81,77 +74,79 @@ class MAPPOConfig(PPOConfig):
             )
 
 
-def make_train(
-    config: MAPPOConfig, env: Any, mesh: Mesh | None = None
-) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
-    """`train(key) -> (policy, metrics)` for a multi-agent env; jittable and vmappable over keys.
+def training(
+    config: MAPPOConfig, env: Any, mesh: Mesh | None = None, opponent: RolloutPolicy | None = None
+) -> Training:
+    """MAPPO's pieces: PPO's (`ppo.training`) with the fixed `opponent` seated in the first
+    `opponent_share` of the envs, and `init` seeded with the train half of the key (the other
+    half seeds self-play's snapshot matches in `make_train`).
 
-    With a device `mesh`, the training envs (and self-play evaluation episodes)
-    are split across its devices, as in `ppo.make_train`.
-
-    With `self_play`, `metrics["eval"]` holds per-interval results vs the random
-    player (`vs_random`) and vs the snapshot buffer (`vs_snapshots`, `snapshot_filled`).
+    `opponent` is the player `config.opponent` names, built by the caller (the uniformly random
+    `players.RandomPlayer`, a `players.ScriptedPlayer`, ...); give it exactly when `opponent_share > 0`.
     """
     model = model_for(env, config)
     if not model.multi_agent:
         raise ValueError(
             "MAPPO trains multi-agent envs (MARLState); use parallax_zoo.agents.ppo for single-agent envs."
         )
-    check_divisible(config.num_envs, mesh, "make_train")
-    minibatch_rows = config.num_envs * config.num_steps // config.num_minibatches
-    check_divisible(minibatch_rows, mesh, "make_train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
+    if (opponent is None) != (config.opponent_share == 0):
+        raise ValueError(
+            f"MAPPO: config.opponent={config.opponent!r} with opponent_share={config.opponent_share} needs "
+            f"{'the opponent player passed as opponent=' if opponent is None else 'no opponent= player'}; "
+            "parallax_zoo.scoring.evaluation.opponent_player builds one from its name"
+        )
     if config.self_play:
         check_divisible(config.eval_episodes, mesh, "make_train", "eval_episodes")
-    training_env = vector_env(env, config.num_envs)
-    optimizer = make_optimizer(config)
-    update = make_update(config, model, training_env, optimizer, mesh, training_opponent(config, model))
+    seated = None if opponent is None else TrainingOpponent(opponent, round(config.opponent_share * config.num_envs))
+    pieces = ppo.training(config, env, mesh, seated)
+
+    def init(key: PRNGKeyArray) -> TrainState:
+        train_key, _ = jax.random.split(key)
+        return pieces.init(train_key)
+
+    return dataclasses.replace(pieces, init=init)
+
+
+def make_train(
+    config: MAPPOConfig, env: Any, mesh: Mesh | None = None, *, opponent: RolloutPolicy | None = None
+) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
+    """`train(key) -> (policy, metrics)` for a multi-agent env; jittable and vmappable over keys.
+
+    With a device `mesh`, the training envs (and self-play evaluation episodes)
+    are split across its devices, as in `ppo.make_train`. `opponent`: see `training`.
+
+    With `self_play`, `metrics["eval"]` holds per-interval results vs the random
+    player (`vs_random`) and vs the snapshot buffer (`vs_snapshots`, `snapshot_filled`).
+    """
+    pieces = training(config, env, mesh, opponent)
 
     def train(key: PRNGKeyArray) -> tuple[Policy, Metrics]:
-        train_key, eval_key = jax.random.split(key)
-        state = init_train_state(config, model, training_env, optimizer, train_key, mesh)
+        state = pieces.init(key)
         if not config.self_play:
-            state, metrics = jax.lax.scan(update, state, None, length=config.num_updates)
-            return Policy(model, state.params, state.normalizer), metrics
+            state, metrics = jax.lax.scan(pieces.update, state, None, length=pieces.num_updates)
+            return pieces.policy(state), metrics
 
         def interval(
             carry: tuple[TrainState, SnapshotBuffer], interval_key: PRNGKeyArray
         ) -> tuple[tuple[TrainState, SnapshotBuffer], tuple[Metrics, Metrics]]:
             state, snapshots = carry
-            state, metrics = jax.lax.scan(update, state, None, length=config.num_updates // config.snapshots)
-            policy = Policy(model, state.params, state.normalizer)
+            state, metrics = jax.lax.scan(pieces.update, state, None, length=pieces.num_updates // config.snapshots)
+            policy = pieces.policy(state)
             evaluation = evaluate_self_play(
                 env, policy, snapshots, interval_key, config.eval_episodes, config.eval_max_steps, mesh
             )
             return (state, snapshots.push(policy)), (metrics, evaluation)
 
-        initial = Policy(model, state.params, state.normalizer)
-        carry = (state, SnapshotBuffer.create(initial, config.snapshots))
+        _, eval_key = jax.random.split(key)
+        carry = (state, SnapshotBuffer.create(pieces.policy(state), config.snapshots))
         (state, _), (metrics, evaluation) = jax.lax.scan(
             interval, carry, jax.random.split(eval_key, config.snapshots)
         )
         metrics = jax.tree_util.tree_map(lambda m: m.reshape((config.num_updates,) + m.shape[2:]), metrics)
-        return Policy(model, state.params, state.normalizer), {**metrics, "eval": evaluation}
+        return pieces.policy(state), {**metrics, "eval": evaluation}
 
     return train
 
 
-def training_opponent(config: PPOConfig, model: ActorCritic) -> TrainingOpponent | None:
-    """The fixed opponent `config` seats in its first `opponent_share` of the training envs, if any."""
-    if not isinstance(config, MAPPOConfig) or not config.opponent:
-        return None
-    envs = round(config.opponent_share * config.num_envs)
-    return TrainingOpponent(fixed_player(config.env_id, config.opponent, model), envs)
-
-
-def train(
-    config: MAPPOConfig, key: PRNGKeyArray, env: Any = None, *, mesh: Mesh | None = None
-) -> tuple[Policy, Metrics]:
-    """Run MAPPO once: `jax.jit(make_train(config, env, mesh))(key)`.
-
-    `env` defaults to `parallax_zoo.make(config.env_id)`. Each call compiles
-    afresh; to train many seeds, `jax.vmap` the function `make_train` returns.
-    `mesh` splits the env batch across devices (`sharding.default_mesh()`).
-    """
-    if env is None:
-        env = make_env(config.env_id)
-    return jax.jit(make_train(config, env, mesh))(key)
+train = ppo.train
+"""`ppo.train`: one entry point for both trainers (it runs MAPPO for a `MAPPOConfig`)."""

@@ -1,7 +1,9 @@
 """Players for evaluation and training opponents: random, scripted and greedy play, and two players sharing the slots.
 
 Each implements `rollout.RolloutPolicy`, so evaluation collects with the
-same `collect` that training uses.
+same `collect` that training uses. Players are pytrees (a policy's params are
+leaves, a model or a rule is static), so jitted code takes them as arguments
+and compiles once per kind of player, not once per player.
 """
 
 from __future__ import annotations
@@ -62,15 +64,6 @@ class ScriptedPlayer:
         return action
 
 
-def fixed_player(env_id: str, name: str, model: ActorCritic) -> RolloutPolicy:
-    """The uniformly random player for `"random"`, else the scripted opponent registry.yaml names `name` for `env_id`."""
-    if name == "random":
-        return RandomPlayer(model)
-    from parallax_zoo.catalogue.registry import scripted_opponent
-
-    return ScriptedPlayer(scripted_opponent(env_id, name))
-
-
 @dataclass(frozen=True)
 class Greedy:
     """A policy that always takes its most likely action."""
@@ -112,3 +105,9 @@ class Matchup:
 
     def env_action(self, action: Array) -> Array:
         return self.first.env_action(action)
+
+
+jax.tree_util.register_dataclass(RandomPlayer, data_fields=[], meta_fields=["model"])
+jax.tree_util.register_dataclass(ScriptedPlayer, data_fields=[], meta_fields=["act"])
+jax.tree_util.register_dataclass(Greedy, data_fields=["policy"], meta_fields=[])
+jax.tree_util.register_dataclass(Matchup, data_fields=["first", "second", "first_slots"], meta_fields=[])

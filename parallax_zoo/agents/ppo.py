@@ -15,7 +15,6 @@ critic and self-play on top, `mappo.py`).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +30,7 @@ from parallax_zoo.agents.advantages import estimate_advantages
 from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
-from parallax_zoo.agents.rollout import Transition, collect, episode_stats
+from parallax_zoo.agents.rollout import RolloutPolicy, Transition, collect, episode_stats
 from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
 from parallax_zoo.agents.sharding import check_divisible, replicate, shard_env_batch
 from parallax_zoo.agents.slots import read_slots
@@ -308,6 +307,45 @@ def make_update(
     return update
 
 
+@dataclass(frozen=True)
+class Training:
+    """The pieces a training run scans over: `state = init(key)`, then `update` (the `lax.scan` body)
+    `num_updates` times, then `policy(state)`. `make_train` runs them in one scan; baseline training
+    (`parallax_zoo.scoring.baselines`) runs the same `update` in segments, so both train the same weights."""
+
+    model: ActorCritic
+    init: Callable[[PRNGKeyArray], TrainState]
+    update: Callable[[TrainState, Any], tuple[TrainState, Metrics]]
+    num_updates: int
+
+    def policy(self, state: TrainState) -> Policy:
+        """The policy a train state holds."""
+        return Policy(self.model, state.params, state.normalizer)
+
+
+def training(
+    config: PPOConfig, env: Any, mesh: Mesh | None = None, opponent: TrainingOpponent | None = None
+) -> Training:
+    """PPO's pieces for `env` (an unbatched parallax env, TimeLimit applied, as `make` returns it).
+
+    With a device `mesh` (`sharding.default_mesh()`), `num_envs` and the rows per
+    minibatch must be multiples of its size. `opponent` seats a fixed player in some
+    envs of a multi-agent game (`mappo.training` sets it).
+    """
+    check_divisible(config.num_envs, mesh, "make_train")
+    minibatch_rows = config.num_envs * config.num_steps // config.num_minibatches
+    check_divisible(minibatch_rows, mesh, "make_train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
+    model = model_for(env, config)
+    training_env = vector_env(env, config.num_envs)
+    optimizer = make_optimizer(config)
+
+    def init(key: PRNGKeyArray) -> TrainState:
+        return init_train_state(config, model, training_env, optimizer, key, mesh)
+
+    update = make_update(config, model, training_env, optimizer, mesh, opponent)
+    return Training(model, init, update, config.num_updates)
+
+
 def make_train(
     config: PPOConfig, env: Any, mesh: Mesh | None = None
 ) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
@@ -318,41 +356,29 @@ def make_train(
     (`sharding.default_mesh()`), `num_envs` and the rows per minibatch must be
     multiples of its size.
     """
-    check_divisible(config.num_envs, mesh, "make_train")
-    minibatch_rows = config.num_envs * config.num_steps // config.num_minibatches
-    check_divisible(minibatch_rows, mesh, "make_train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
-    model = model_for(env, config)
-    training_env = vector_env(env, config.num_envs)
-    optimizer = make_optimizer(config)
-    update = make_update(config, model, training_env, optimizer, mesh)
+    pieces = training(config, env, mesh)
 
     def train(key: PRNGKeyArray) -> tuple[Policy, Metrics]:
-        state = init_train_state(config, model, training_env, optimizer, key, mesh)
-        state, metrics = jax.lax.scan(update, state, None, length=config.num_updates)
-        return Policy(model, state.params, state.normalizer), metrics
+        state, metrics = jax.lax.scan(pieces.update, pieces.init(key), None, length=pieces.num_updates)
+        return pieces.policy(state), metrics
 
     return train
 
 
 def train(
-    config: PPOConfig, key: PRNGKeyArray, env: Any = None, *, mesh: Mesh | None = None
+    config: PPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None = None, opponent: RolloutPolicy | None = None
 ) -> tuple[Policy, Metrics]:
-    """Run PPO once: `jax.jit(make_train(config, env, mesh))(key)`.
+    """Run PPO once, or MAPPO for a `MAPPOConfig`: `jax.jit(make_train(config, env, mesh))(key)`.
 
-    `env` defaults to `parallax_zoo.make(config.env_id)`. Each call compiles
-    afresh; to train many seeds, `jax.vmap` the function `make_train` returns.
-    `mesh` splits the env batch across devices (`sharding.default_mesh()`).
+    `env` is the env object (`parallax_zoo.make(config.env_id)` builds a registered one);
+    `opponent` is the fixed player a `MAPPOConfig` with `opponent_share` seats.
+    Each call compiles afresh; to train many seeds, `jax.vmap` the function
+    `make_train` returns. `mesh` splits the env batch across devices (`sharding.default_mesh()`).
     """
-    if env is None:
-        env = make_env(config.env_id)
+    from parallax_zoo.agents import mappo
+
+    if isinstance(config, mappo.MAPPOConfig):
+        return jax.jit(mappo.make_train(config, env, mesh, opponent=opponent))(key)
+    if opponent is not None:
+        raise ValueError("train: an opponent is seated by MAPPO only; pass a MAPPOConfig with opponent_share")
     return jax.jit(make_train(config, env, mesh))(key)
-
-
-def make_env(env_id: str) -> Any:
-    """The registered env `env_id` (with its default wrappers), with a clear error when none is named."""
-    if not env_id:
-        raise ValueError("train: pass env= or set config.env_id to a registered id (parallax_zoo.list_envs()).")
-    make = getattr(importlib.import_module("parallax_zoo"), "make", None)
-    if make is None:
-        raise ValueError(f"train: no env registry is installed to make {env_id!r}; pass env= instead.")
-    return make(env_id)

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float
 
-from parallax.core import MARLState, State
+from parallax.core import MARLState, State, action_mask_of
 
 
 @jax.tree_util.register_dataclass
@@ -60,12 +60,12 @@ def read_slots(state: State | MARLState) -> Slots:
         return Slots(
             observation=observation,
             global_observation=global_observation,
-            action_mask=agents.action_mask,
+            action_mask=action_mask_of(state),
             active=agents.active,
             reward=agents.reward.astype(jnp.float32),
         )
     observation = _as_array(state.observation, "read_slots").reshape(batch + (1, -1))
-    mask = getattr(state, "action_mask", None)
+    mask = action_mask_of(state)
     if mask is not None:
         mask = jnp.expand_dims(mask, len(batch))
     return Slots(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from parallax_zoo.atomic import write_text_atomic
@@ -34,12 +34,18 @@ def _row(env_spec: EnvSpec) -> tuple[str, ...]:
     return (f"`{env_spec.id}`", env_spec.kind, str(env_spec.num_agents), str(env_spec.max_steps or "-"), score, baseline)
 
 
+def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table: the header, the rule, one line per row; a `|` inside a cell is escaped."""
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(columns), "|" + "---|" * len(columns), *map(line, rows)]) + "\n"
+
+
 def env_table(registry: Registry | None = None) -> str:
     """The Markdown table of every registered env (sorted by id): id, kind, agents, max_steps, reference score, baseline repo."""
     registry = registry or packaged_registry()
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(_row(registry.spec(env_id))) + " |" for env_id in registry.list_envs()]
-    return "\n".join(lines) + "\n"
+    return markdown_table(COLUMNS, (_row(registry.spec(env_id)) for env_id in registry.list_envs()))
 
 
 def _marker_span(document: str) -> tuple[int, int]:

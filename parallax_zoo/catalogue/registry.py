@@ -236,14 +236,7 @@ class Registry:
 
     def make(self, env_id: str, /, **overrides: Any) -> Any:
         """Build `env_id` with its registered kwargs updated by `overrides`; native envs get `TimeLimit(max_steps)`."""
-        env_spec = self.spec(env_id)
-        kwargs = {**env_spec.kwargs, **overrides}
-        if env_spec.adapter is not None:
-            return BUILDERS[env_spec.adapter](env_spec.id, str(env_spec.foreign_id), kwargs, env_spec.max_steps)
-        env_class = _load_entry_point(env_spec)
-        check_kwargs(env_spec.id, kwargs, env_class)
-        env = env_class(**kwargs)
-        return env if env_spec.max_steps is None else TimeLimit(env, env_spec.max_steps)
+        return build(self.spec(env_id), **overrides)
 
     def list_envs(self, tag: str | None = None) -> list[str]:
         """Every registered id, sorted; only those carrying `tag` if given."""
@@ -297,17 +290,24 @@ def _id_problems(env_id: Any, adapter: Any) -> list[tuple[str, str]]:
     return []
 
 
-def _load_entry_point(env_spec: EnvSpec) -> Any:
-    return _import_target(env_spec.id, "entry_point", str(env_spec.entry_point))
+def build(env_spec: EnvSpec, /, **overrides: Any) -> Any:
+    """The env `env_spec` describes, its kwargs updated by `overrides`; native envs get `TimeLimit(max_steps)`."""
+    kwargs = {**env_spec.kwargs, **overrides}
+    if env_spec.adapter is not None:
+        return BUILDERS[env_spec.adapter](env_spec.id, str(env_spec.foreign_id), kwargs, env_spec.max_steps)
+    env_class = _import_target(env_spec.id, "entry_point", str(env_spec.entry_point))
+    check_kwargs(env_spec.id, kwargs, env_class)
+    env = env_class(**kwargs)
+    return env if env_spec.max_steps is None else TimeLimit(env, env_spec.max_steps)
 
 
-def scripted_opponent(env_id: str, name: str) -> Any:
-    """The rule registry.yaml names as `env_id`'s opponent `name` (see `EnvSpec.opponents`)."""
-    env_spec = spec(env_id)
+def scripted_opponent(env: str | EnvSpec, name: str) -> Any:
+    """The rule registry.yaml names as the env's opponent `name` (see `EnvSpec.opponents`); `env` is an id or its spec."""
+    env_spec = spec(env) if isinstance(env, str) else env
     if name not in env_spec.opponents:
         known = ", ".join(map(repr, env_spec.opponents)) or "none"
-        raise RegistryError(f"{env_id} has no scripted opponent {name!r}; registry.yaml lists: {known}")
-    return _import_target(env_id, f"opponents.{name}", env_spec.opponents[name])
+        raise RegistryError(f"{env_spec.id} has no scripted opponent {name!r}; registry.yaml lists: {known}")
+    return _import_target(env_spec.id, f"opponents.{name}", env_spec.opponents[name])
 
 
 def _import_target(env_id: str, field_name: str, target_path: str) -> Any:
@@ -373,6 +373,7 @@ __all__ = [
     "Registry",
     "RegistryError",
     "RegistryFileError",
+    "build",
     "default_registry",
     "list_envs",
     "make",

@@ -1,4 +1,10 @@
-"""What the two-player board games share: turn masks, legality, lines, outcomes, observations, pictures, text.
+"""What the two-player board games share: the `BoardGame` base, turn masks, legality, lines, outcomes, pictures, text.
+
+`BoardGame` owns `reset` and `step` around each game's `_init` and `_step`
+(as Pgx's `core.Env` owns `step` around `_step`): it checks the action, reads
+the mover's move (an illegal one becomes -1), and turns the game's new
+position into a `MARLState` with masks, observations and outcome rewards.
+A game supplies its rules (`_init`, `_step`) and its picture (`render`).
 
 DESIGN.md section 5: both slots stay active for the whole game and whose turn
 it is lives in `agents.action_mask`; the waiting player's only legal action is
@@ -14,14 +20,15 @@ player's board signed from its side); learners cast them to float.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic, NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, Int8, PRNGKeyArray
 
-from parallax.core import Agents, MARLState
-from parallax.spaces import Box, Discrete, Space, stack_space
+from parallax.core import Agents, MARLState, require_key
+from parallax.spaces import Box, Discrete, Space, check_action, stack_space
 from parallax_zoo.envs.rendering import Color, Image, canvas, cell_coordinates, grid_lines, paint
 
 NUM_PLAYERS = 2
@@ -38,6 +45,71 @@ class BoardState:
     board: Int8[Array, " cells"]
     to_move: Int[Array, ""]
     winner: Int[Array, ""]
+
+
+class Position(NamedTuple):
+    """What a game's `_init` and `_step` return: the position, the next mover's legal moves (no-op excluded), and whether the game ended."""
+
+    game: BoardState
+    legal_moves: Bool[Array, " moves"]
+    ended: Bool[Array, ""]
+
+
+GameT = TypeVar("GameT", bound=BoardState)
+"""A game's own `BoardState` subclass (the cells plus whatever its rules keep, e.g. bit sets)."""
+
+
+class BoardGame(Generic[GameT]):
+    """The base of the two-player zero-sum board games: a `MARLEnv` whose subclasses write only their rules.
+
+    Subclasses call `super().__init__` with the board's shape and action count
+    (the no-op is the last action), and implement `_init() -> Position`,
+    `_step(game, move) -> Position` (`move` is the mover's legal move, or -1
+    for an illegal one, which loses) and `render(state)`.
+    """
+
+    num_agents: int = NUM_PLAYERS
+
+    def __init__(self, *, height: int, width: int, num_actions: int, turn_plane: bool = False, cell_pixels: int = 32):
+        self.height = height
+        self.width = width
+        self.num_actions = num_actions
+        self.no_op = num_actions - 1
+        self.turn_plane = turn_plane
+        self.cell_pixels = cell_pixels
+        self.action_space = action_space(num_actions)
+        self.observation_space = observation_space(height, width, turn_plane)
+        self.global_observation_space = global_observation_space(height * width)
+
+    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+        """The starting position, slot 0 (X) to move."""
+        require_key(key, f"{type(self).__name__}.reset")
+        return self._state(self._init(), jnp.int32(0), key)
+
+    def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
+        """The mover's move (the waiting player's action is ignored); an illegal move loses on the spot."""
+        check_action(self.action_space, action, (), f"{type(self).__name__}.step")
+        game: GameT = state.env_state
+        return self._state(self._step(game, played_move(state, action)), state.step_count + 1, state.key)
+
+    def _init(self) -> Position:
+        raise NotImplementedError
+
+    def _step(self, game: GameT, move: Int[Array, ""]) -> Position:
+        raise NotImplementedError
+
+    def _state(self, position: Position, step_count: Int[Array, ""], key: PRNGKeyArray) -> MARLState:
+        return game_state(
+            env_state=position.game, legal_moves=position.legal_moves, ended=position.ended,
+            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
+        )
+
+    def render_text(self, state: MARLState) -> str:
+        """The board as text: `X`, `O`, `.` with 0-based row and column labels, then whose turn or the result."""
+        return board_text(state, self.height, self.width)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(cell_pixels={self.cell_pixels})"
 
 
 def mark_of(player: Int[Array, ""]) -> Int8[Array, ""]:

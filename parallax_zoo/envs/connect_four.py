@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Bool, Int, Int8, PRNGKeyArray
+from jaxtyping import Array, Bool, Int, Int8
 
-from parallax.core import MARLState, require_key
-from parallax.spaces import Space, check_action
+from parallax.core import MARLState
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
 from parallax_zoo.envs.rendering import BLUE, RED, WHITE, YELLOW, Image
@@ -53,23 +52,14 @@ def _four_in_a_row(columns: Int[Array, " 7"]) -> Bool[Array, ""]:
     return jnp.any(vertical != 0) | jnp.any((across | rising | falling) != 0)
 
 
-class ConnectFour:
+class ConnectFour(board.BoardGame[ConnectFourState]):
     """Four in a row on a 6x7 board; each player observes the int8 board signed from its side (+1 own, -1 opponent)."""
 
-    num_agents: int = board.NUM_PLAYERS
-    height: int = 6
-    width: int = 7
-    num_actions: int = 8
-    no_op: int = 7
-    action_space: Space = board.action_space(num_actions)
-    turn_plane: bool = False
-    observation_space: Space = board.observation_space(height, width, turn_plane)
-    global_observation_space: Space = board.global_observation_space(height * width)
-    cell_pixels: int = 32
+    def __init__(self, cell_pixels: int = 32):
+        super().__init__(height=6, width=7, num_actions=8, cell_pixels=cell_pixels)
 
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+    def _init(self) -> board.Position:
         """The empty board, X (slot 0) to move."""
-        require_key(key, "ConnectFour.reset")
         game = ConnectFourState(
             board=jnp.zeros((self.height * self.width,), jnp.int8),
             to_move=jnp.int32(0),
@@ -77,13 +67,10 @@ class ConnectFour:
             heights=jnp.zeros((self.width,), jnp.int8),
             columns=jnp.zeros((board.NUM_PLAYERS, self.width), jnp.int32),
         )
-        return self._state(game, jnp.ones((self.width,), jnp.bool_), jnp.bool_(False), jnp.int32(0), key)
+        return board.Position(game, jnp.ones((self.width,), jnp.bool_), jnp.bool_(False))
 
-    def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
+    def _step(self, game: ConnectFourState, move: Int[Array, ""]) -> board.Position:
         """Drop the mover's piece; four in a row, a full board or an illegal move ends the game."""
-        check_action(self.action_space, action, (), "ConnectFour.step")
-        game: ConnectFourState = state.env_state
-        move = board.played_move(state, action)
         legal = move >= 0
         mark = board.mark_of(game.to_move)
         dropped = jnp.arange(self.width) == move
@@ -98,19 +85,9 @@ class ConnectFour:
         open_columns = heights < self.height
         winner, ended = board.placement_outcome(legal, won, open_columns, game.to_move)
         next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights, columns=columns)
-        return self._state(next_game, open_columns, ended, state.step_count + 1, state.key)
-
-    def _state(self, game: ConnectFourState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
-        return board.game_state(
-            env_state=game, legal_moves=legal_moves, ended=ended,
-            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
-        )
+        return board.Position(next_game, open_columns, ended)
 
     def render(self, state: MARLState) -> Image:
         """An RGB picture: red discs for X, yellow for O, white holes in a blue frame (pure `jnp`, jittable)."""
         grid = state.env_state.board.reshape(self.height, self.width)
         return board.render_discs(grid, self.cell_pixels, BLUE, BLUE, {0: WHITE, 1: RED, -1: YELLOW})
-
-    def render_text(self, state: MARLState) -> str:
-        """The board as text: `X`, `O`, `.` with 0-based row and column labels, then whose turn or the result."""
-        return board.board_text(state, self.height, self.width)

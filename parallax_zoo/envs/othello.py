@@ -28,7 +28,6 @@ from jax.typing import ArrayLike
 from jaxtyping import Array, Bool, Int, Int8, PRNGKeyArray
 
 from parallax.core import MARLState, require_key
-from parallax.spaces import Space, check_action
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
 from parallax_zoo.envs.rendering import BLACK, GREEN, WHITE, Image
@@ -160,31 +159,21 @@ def _flips(placed: Bits, own: Bits, opponent: Bits) -> Bits:
     return _any_direction((jnp.where(closed, run[0], zero), jnp.where(closed, run[1], zero)))
 
 
-class Othello:
+class Othello(board.BoardGame[BoardState]):
     """Othello on 8x8 with passes; each player observes (signed board, my turn) int8 planes, since passes hide whose turn it is."""
 
-    num_agents: int = board.NUM_PLAYERS
-    height: int = SIZE
-    width: int = SIZE
-    num_actions: int = CELLS + 2
     pass_move: int = CELLS
-    no_op: int = CELLS + 1
-    action_space: Space = board.action_space(num_actions)
-    turn_plane: bool = True
-    observation_space: Space = board.observation_space(height, width, turn_plane)
-    global_observation_space: Space = board.global_observation_space(CELLS)
-    cell_pixels: int = 32
 
-    def __init__(self) -> None:
+    def __init__(self, cell_pixels: int = 32):
+        super().__init__(height=SIZE, width=SIZE, num_actions=CELLS + 2, turn_plane=True, cell_pixels=cell_pixels)
         start = np.zeros((SIZE, SIZE), np.int8)
         start[3, 3] = start[4, 4] = -1
         start[3, 4] = start[4, 3] = 1
         self._start = jnp.asarray(start.reshape(CELLS))
 
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+    def _init(self) -> board.Position:
         """The standard opening position, X (slot 0, black) to move."""
-        require_key(key, "Othello.reset")
-        return self._settle(self._start, jnp.int32(0), jnp.bool_(True), jnp.int32(0), key)
+        return self._settle(self._start, jnp.int32(0), jnp.bool_(True))
 
     def position(self, cells: ArrayLike, to_move: int | Int[Array, ""], *, key: PRNGKeyArray) -> MARLState:
         """The state of any position (+1 slot 0, -1 slot 1, 0 empty; row-major) with `to_move` to play.
@@ -199,13 +188,10 @@ class Othello:
         cells = jnp.asarray(cells)
         if cells.shape != (CELLS,):
             raise ValueError(f"Othello.position expects a flat board of shape ({CELLS},), got {cells.shape}; reshape an 8x8 board with .reshape(64).")
-        return self._settle(cells.astype(jnp.int8), jnp.asarray(to_move, jnp.int32), jnp.bool_(True), jnp.int32(0), key)
+        return self._state(self._settle(cells.astype(jnp.int8), jnp.asarray(to_move, jnp.int32), jnp.bool_(True)), jnp.int32(0), key)
 
-    def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
+    def _step(self, game: BoardState, move: Int[Array, ""]) -> board.Position:
         """Place (flipping every flanked run) or pass; the game ends when neither player can place."""
-        check_action(self.action_space, action, (), "Othello.step")
-        game: BoardState = state.env_state
-        move = board.played_move(state, action)
         mark = board.mark_of(game.to_move)
         placed = _single_cell(move)
         x_discs, o_discs = _discs(game.board)
@@ -214,10 +200,10 @@ class Othello:
         opponent = _where(mover_is_x, o_discs, x_discs)
         flipped = _flips(placed, own, opponent)
         after = jnp.where(_to_cells(_or(placed, flipped)), mark, game.board)
-        return self._settle(after, 1 - game.to_move, move >= 0, state.step_count + 1, state.key)
+        return self._settle(after, 1 - game.to_move, move >= 0)
 
-    def _settle(self, cells: Array, to_move: Array, legal: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
-        """The state with `to_move` to play on `cells`, after a move that was `legal` (an illegal one loses)."""
+    def _settle(self, cells: Array, to_move: Array, legal: Array) -> board.Position:
+        """The position with `to_move` to play on `cells`, after a move that was `legal` (an illegal one loses)."""
         x_discs, o_discs = _discs(cells)
         x_can, o_can = _placements(x_discs, o_discs), _placements(o_discs, x_discs)
         mover_can = _where(to_move == 0, x_can, o_can)
@@ -229,19 +215,9 @@ class Othello:
         by_discs = jnp.where(disc_balance > 0, 0, jnp.where(disc_balance < 0, 1, board.NO_WINNER))
         winner = jnp.where(legal, jnp.where(ended, by_discs, board.NO_WINNER), to_move)
         game = BoardState(board=cells, to_move=to_move, winner=winner.astype(jnp.int32))
-        return self._state(game, _to_cells(mover_can, extra=~mover_has), ended, step_count, key)
-
-    def _state(self, game: BoardState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
-        return board.game_state(
-            env_state=game, legal_moves=legal_moves, ended=ended,
-            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
-        )
+        return board.Position(game, _to_cells(mover_can, extra=~mover_has), ended)
 
     def render(self, state: MARLState) -> Image:
         """An RGB picture: black discs for X, white for O, on a green board (pure `jnp`, jittable)."""
         grid = state.env_state.board.reshape(self.height, self.width)
         return board.render_discs(grid, self.cell_pixels, GREEN, BLACK, {1: BLACK, -1: WHITE})
-
-    def render_text(self, state: MARLState) -> str:
-        """The board as text: `X` (black), `O` (white), `.` with 0-based labels, then whose turn or the result."""
-        return board.board_text(state, self.height, self.width)

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Int, PRNGKeyArray
+from jaxtyping import Array, Int
 
-from parallax.core import MARLState, require_key
-from parallax.spaces import Space, check_action
+from parallax.core import MARLState
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
 from parallax_zoo.envs.rendering import BLUE, GREY, ORANGE, WHITE, Image, canvas, cell_coordinates, grid_lines, paint
@@ -44,23 +43,14 @@ class TicTacToeState(BoardState):
     pieces: Int[Array, " 2"]
 
 
-class TicTacToe:
+class TicTacToe(board.BoardGame[TicTacToeState]):
     """Three in a row on a 3x3 board; each player observes the int8 board signed from its side (+1 own, -1 opponent)."""
 
-    num_agents: int = board.NUM_PLAYERS
-    height: int = 3
-    width: int = 3
-    num_actions: int = 10
-    no_op: int = 9
-    action_space: Space = board.action_space(num_actions)
-    turn_plane: bool = False
-    observation_space: Space = board.observation_space(height, width, turn_plane)
-    global_observation_space: Space = board.global_observation_space(height * width)
-    cell_pixels: int = 32
+    def __init__(self, cell_pixels: int = 32):
+        super().__init__(height=3, width=3, num_actions=10, cell_pixels=cell_pixels)
 
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+    def _init(self) -> board.Position:
         """The empty board, X (slot 0) to move."""
-        require_key(key, "TicTacToe.reset")
         cells = self.height * self.width
         game = TicTacToeState(
             board=jnp.zeros((cells,), jnp.int8),
@@ -68,18 +58,15 @@ class TicTacToe:
             winner=jnp.int32(board.NO_WINNER),
             pieces=jnp.zeros((board.NUM_PLAYERS,), jnp.int32),
         )
-        return self._state(game, jnp.ones((cells,), jnp.bool_), jnp.bool_(False), jnp.int32(0), key)
+        return board.Position(game, jnp.ones((cells,), jnp.bool_), jnp.bool_(False))
 
-    def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
+    def _step(self, game: TicTacToeState, move: Int[Array, ""]) -> board.Position:
         """Play the mover's cell; a win, a full board or an illegal move ends the game.
 
         The line test is one lookup of the mover's 9-bit set of cells in a
         table of all 512 sets.
         """
-        check_action(self.action_space, action, (), "TicTacToe.step")
-        game: TicTacToeState = state.env_state
         cells = self.height * self.width
-        move = board.played_move(state, action)
         legal = move >= 0
         placed_bit = jnp.where(legal, jnp.left_shift(jnp.int32(1), jnp.clip(move, 0, cells - 1)), 0)
         mover_pieces = jnp.where(game.to_move == 0, game.pieces[0], game.pieces[1]) | placed_bit
@@ -89,13 +76,7 @@ class TicTacToe:
         open_cells = placed == 0
         winner, ended = board.placement_outcome(legal, won, open_cells, game.to_move)
         next_game = TicTacToeState(board=placed, to_move=1 - game.to_move, winner=winner, pieces=pieces)
-        return self._state(next_game, open_cells, ended, state.step_count + 1, state.key)
-
-    def _state(self, game: TicTacToeState, legal_moves: Array, ended: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
-        return board.game_state(
-            env_state=game, legal_moves=legal_moves, ended=ended,
-            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
-        )
+        return board.Position(next_game, open_cells, ended)
 
     def render(self, state: MARLState) -> Image:
         """An RGB picture of the board: blue crosses for X, orange rings for O (pure `jnp`, jittable)."""
@@ -113,7 +94,3 @@ class TicTacToe:
         image = paint(image, cross & (values == 1), BLUE)
         image = paint(image, ring & (values == -1), ORANGE)
         return grid_lines(image, cell, GREY)
-
-    def render_text(self, state: MARLState) -> str:
-        """The board as text: `X`, `O`, `.` with 0-based row and column labels, then whose turn or the result."""
-        return board.board_text(state, self.height, self.width)

@@ -31,19 +31,14 @@ from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.catalogue.pins import baseline_dirname
 from parallax_zoo.scoring import checkpoint, hub
 from parallax_zoo.scoring.model_card import model_card
-from parallax_zoo.agents.mappo import MAPPOConfig, training_opponent
+from parallax_zoo.agents import mappo, ppo
+from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import Greedy, RandomPlayer
 from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.ppo import PPOConfig, TrainState
+from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.selfplay import head_to_head
-from parallax_zoo.agents.ppo import (
-    PPOConfig,
-    TrainState,
-    init_train_state,
-    make_optimizer,
-    make_update,
-    model_for,
-    vector_env,
-)
+from parallax_zoo.scoring.evaluation import evaluate, opponent_player
 
 EVAL_FILE = "eval.json"
 CURVE_FILE = "curve.png"
@@ -102,38 +97,33 @@ class SegmentedTraining:
     curve_label: str
 
 
-def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
-    """The same updates `ppo.make_train` / `mappo.make_train` scan (self-play's snapshot matches left out:
-    they never change the train state), vmapped over a leading seed axis and cut into segments."""
-    model = model_for(env, config)
-    training_env = vector_env(env, config.num_envs)
-    optimizer = make_optimizer(config)
-    opponent = training_opponent(config, model)
-    update = make_update(config, model, training_env, optimizer, opponent=opponent)
-    length, count = segment_lengths(config.num_updates)
-
-    def init(key: PRNGKeyArray) -> TrainState:
-        if isinstance(config, MAPPOConfig):
-            key = jax.random.split(key)[0]  # mappo.make_train's train key; the other half seeds its snapshot matches
-        return init_train_state(config, model, training_env, optimizer, key)
-
+def segmented_training(config: PPOConfig, env: Any, opponent: RolloutPolicy | None = None) -> SegmentedTraining:
+    """The pieces `ppo.make_train` / `mappo.make_train` scan (`ppo.training`, `mappo.training`; self-play's
+    snapshot matches left out: they never change the train state), vmapped over a leading seed axis and cut
+    into segments. `opponent` is the player a `MAPPOConfig`'s `opponent` names."""
+    if isinstance(config, MAPPOConfig):
+        pieces = mappo.training(config, env, opponent=opponent)
+    elif opponent is not None:
+        raise ValueError("segmented_training: only a MAPPOConfig seats an opponent")
+    else:
+        pieces = ppo.training(config, env)
+    length, count = segment_lengths(pieces.num_updates)
     zero_sum = isinstance(config, MAPPOConfig) and (config.self_play or opponent is not None)
     matches = (config.eval_episodes, config.eval_max_steps) if isinstance(config, MAPPOConfig) else (0, 0)
-    rival = RandomPlayer(model) if opponent is None else opponent.player
+    rival = RandomPlayer(pieces.model) if opponent is None else opponent
     rival_name = opponent_label(config.opponent if isinstance(config, MAPPOConfig) and opponent is not None else RANDOM)
 
     def run(state: TrainState, key: PRNGKeyArray) -> tuple[TrainState, Array]:
         """`length` updates; the curve's points: each update's training return, or for zero-sum games
         (whose training return is 0 by symmetry) the greedy policy's return against the training
         opponent (else the random player) at the end."""
-        state, metrics = jax.lax.scan(update, state, None, length=length)
+        state, metrics = jax.lax.scan(pieces.update, state, None, length=length)
         if not zero_sum:
             return state, metrics["episode_return"]
-        policy = Policy(model, state.params, state.normalizer)
-        match = head_to_head(env, Greedy(policy), rival, key, *matches)
+        match = head_to_head(env, Greedy(pieces.policy(state)), rival, key, *matches)
         return state, match["return"][None]
 
-    init_one = jax.jit(init)
+    init_one = jax.jit(pieces.init)
 
     def init_seeds(keys: PRNGKeyArray) -> TrainState:
         # One seed at a time: XLA:CPU's batched QR (the orthogonal initialiser under vmap) can deadlock.
@@ -143,7 +133,7 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
     return SegmentedTraining(
         init=init_seeds,
         run=jax.jit(jax.vmap(run, in_axes=(0, None))),
-        policy=lambda state: Policy(model, state.params, state.normalizer),
+        policy=pieces.policy,
         count=count,
         steps_per_point=config.num_envs * config.num_steps * (length if zero_sum else 1),
         curve_label=f"return vs {rival_name} (greedy)" if zero_sum else "training episode return",
@@ -151,12 +141,14 @@ def segmented_training(config: PPOConfig, env: Any) -> SegmentedTraining:
 
 
 def train_seeds(
-    config: PPOConfig, env: Any, seeds: list[int], progress: bool = True
+    config: PPOConfig, env: Any, seeds: list[int], progress: bool = True, opponent: RolloutPolicy | None = None
 ) -> tuple[Policy, np.ndarray, SegmentedTraining]:
-    """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run."""
+    """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run.
+
+    `opponent` is the player a `MAPPOConfig`'s `opponent` names (`evaluation.opponent_player`)."""
     from tqdm import tqdm
 
-    training = segmented_training(config, env)
+    training = segmented_training(config, env, opponent)
     state = training.init(jnp.stack([jax.random.key(seed) for seed in seeds]))
     steps_per_segment = config.total_timesteps // training.count // (config.num_envs * config.num_steps)
     steps_per_segment *= config.num_envs * config.num_steps
@@ -230,8 +222,11 @@ def train_baseline(
     resolved = resolve_config(env_id, config)
     folder = Path(out_dir) if out_dir is not None else hub.mirror_folder(env_id)
     env = registry.make(env_id)
+    opponent = None
+    if isinstance(resolved, MAPPOConfig) and resolved.opponent:
+        opponent = opponent_player(env_id, env, resolved.opponent)
     seed_list = [seed + i for i in range(seeds)]
-    policies, returns, training = train_seeds(resolved, env, seed_list, progress)
+    policies, returns, training = train_seeds(resolved, env, seed_list, progress, opponent)
     policy = jax.tree_util.tree_map(lambda leaf: leaf[0], policies)
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -248,8 +243,6 @@ def write_evaluation(env_id: str, folder: Path, training_seeds: list[int]) -> No
     themselves (the folder is the baseline being made), so the record shows
     how the policy fares against itself.
     """
-    from parallax_zoo.scoring.evaluation import evaluate
-
     saved, config = checkpoint.load(folder, registry.make(env_id))
     result = evaluate(env_id, saved, baseline=saved).to_json()
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}

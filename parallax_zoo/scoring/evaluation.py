@@ -18,18 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.scoring.checkpoint import package_versions
-from parallax_zoo.agents.players import Greedy, RandomPlayer, fixed_player
+from parallax_zoo.agents.players import Greedy, RandomPlayer, ScriptedPlayer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
-from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
-from parallax_zoo.agents.selfplay import head_to_head
+from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.catalogue.registry import EnvSpec
+from parallax_zoo.scoring import compiled
 
 PROTOCOL_VERSION = 1
 
@@ -48,12 +48,13 @@ class EvalProtocol:
     version: int = PROTOCOL_VERSION
 
 
-def protocol(env_id: str) -> EvalProtocol:
-    """The protocol of `env_id`: 128 episodes (zero-sum: against each opponent, both seats equally).
+def protocol(env: str | EnvSpec) -> EvalProtocol:
+    """The protocol of an env (its id or its spec): 128 episodes (zero-sum: against each opponent, both seats equally).
 
     A zero-sum game meets its registry.yaml `opponents` first, then the random player, then the pinned baseline.
     """
-    env_spec = registry.spec(env_id)
+    env_spec = registry.spec(env) if isinstance(env, str) else env
+    env_id = env_spec.id
     zero_sum = "zero-sum" in env_spec.tags
     opponents: tuple[str, ...] = ()
     if zero_sum:
@@ -184,19 +185,20 @@ def evaluate(
     `mesh` (`agents.sharding.default_mesh()`) splits the episodes across its
     devices; the episode count must be a multiple of the device count.
     """
-    fixed = protocol(env_id)
+    env_spec = registry.spec(env_id)
+    fixed = protocol(env_spec)
     if fixed.zero_sum and baseline is not None and BASELINE not in fixed.opponents:
         fixed = replace(fixed, opponents=(*fixed.opponents, BASELINE))
     if episodes is not None:
         fixed = replace(fixed, episodes=episodes)
-    env = registry.make(env_id)
+    env = compiled.protocol_env(env_spec)
     if isinstance(policy, Policy):
         policy.check_fits(env)
     player = as_player(env, policy, fixed.greedy)
     key = jax.random.key(fixed.root_seed)
     label = name or (policy if isinstance(policy, str) else type(policy).__name__)
     if not fixed.zero_sum:
-        returns, finished = jax.jit(lambda k: play_episodes(env, player, k, fixed.episodes, fixed.max_steps, mesh))(key)
+        returns, finished = compiled.play(env_spec, player, key, fixed.episodes, fixed.max_steps, mesh)
         returns = np.asarray(returns)
         scores = returns.mean(axis=-1)
         return EvalResult(
@@ -211,10 +213,8 @@ def evaluate(
     results: dict[str, dict[str, float]] = {}
     first_scores: tuple[float, ...] = ()
     for index, opponent_name in enumerate(fixed.opponents):
-        opponent = _opponent(env_id, env, opponent_name, baseline)
-        match = jax.jit(lambda k: head_to_head(env, player, opponent, k, fixed.episodes, fixed.max_steps, mesh))(
-            jax.random.fold_in(key, index)
-        )
+        opponent = opponent_player(env_spec, env, opponent_name, baseline)
+        match = compiled.match(env_spec, player, opponent, jax.random.fold_in(key, index), fixed.episodes, fixed.max_steps, mesh)
         side_returns = np.asarray(match.pop("side_returns"))
         side = np.asarray(match.pop("side"))
         results[opponent_name] = {k: float(v) for k, v in match.items()} | per_side_record(side_returns, side)
@@ -235,11 +235,19 @@ def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, flo
     return record
 
 
-def _opponent(env_id: str, env: Any, name: str, baseline: Policy | None) -> RolloutPolicy:
-    if name == RANDOM or name in registry.spec(env_id).opponents:
-        return fixed_player(env_id, name, actor_critic_for(env))
-    if baseline is None:
-        from parallax_zoo.scoring.loading import load_baseline
+def opponent_player(env_spec: str | EnvSpec, env: Any, name: str, baseline: Policy | None = None) -> RolloutPolicy:
+    """The player an opponent's name stands for in `env` (whose id or spec is `env_spec`).
 
-        baseline = load_baseline(env_id)
-    return Greedy(baseline)
+    `random`: the uniformly random player; `baseline`: the pinned baseline, greedy (`baseline` if given,
+    else loaded); any other name: the scripted opponent registry.yaml names for the env.
+    """
+    env_spec = registry.spec(env_spec) if isinstance(env_spec, str) else env_spec
+    if name == RANDOM:
+        return RandomPlayer(actor_critic_for(env))
+    if name == BASELINE:
+        if baseline is None:
+            from parallax_zoo.scoring.loading import load_baseline
+
+            baseline = load_baseline(env_spec.id)
+        return Greedy(baseline)
+    return ScriptedPlayer(registry.scripted_opponent(env_spec, name))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from parallax_zoo.catalogue.pins import (
@@ -228,6 +229,17 @@ def _remove_cached_file(pointer: Path, filename: str) -> None:
     pointer.unlink(missing_ok=True)
     if blob is not None and blob.parent == repo_cache / "blobs":
         blob.unlink(missing_ok=True)
+
+
+def download_files(repo_and_revision: str, filenames: Sequence[str]) -> Path:
+    """Download `filenames` of a Hub repo, `REPO` or `REPO@REVISION`, into the Hub cache; the snapshot folder."""
+    from huggingface_hub import snapshot_download
+
+    repo_id, _, revision = repo_and_revision.partition("@")
+    folder = snapshot_download(
+        repo_id, revision=revision or None, allow_patterns=list(filenames), endpoint=hub_endpoint(), library_name="parallax-zoo"
+    )
+    return Path(folder)
 
 
 def push_baseline(folder: Path, repo_id: str, *, token: str | None = None, private: bool = False) -> BaselinePin:

@@ -24,12 +24,13 @@ import jax
 import numpy as np
 
 from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.env_table import markdown_table
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
-from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.scoring.evaluation import EvalProtocol, EvalResult, as_player, evaluate, protocol
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.scoring import compiled
 
 RANDOM_ELO = 1000.0
 
@@ -71,14 +72,15 @@ def round_robin(
     env_id: str, entrants: Mapping[str, Policy | RolloutPolicy | str], episodes: int | None = None
 ) -> dict[tuple[str, str], MatchRecord]:
     """Every pair of entrants plays `episodes` games (both seats equally) under `env_id`'s protocol."""
-    fixed = protocol(env_id)
+    env_spec = registry.spec(env_id)
+    fixed = protocol(env_spec)
     count = episodes or fixed.episodes
-    env = registry.make(env_id)
+    env = compiled.protocol_env(env_spec)
     players = {name: as_player(env, policy, fixed.greedy) for name, policy in entrants.items()}
     records = {}
     for index, (a, b) in enumerate(itertools.combinations(sorted(players), 2)):
         key = jax.random.fold_in(jax.random.key(fixed.root_seed), 1000 + index)
-        result = jax.jit(lambda k, a=a, b=b: head_to_head(env, players[a], players[b], k, count, fixed.max_steps))(key)
+        result = compiled.match(env_spec, players[a], players[b], key, count, fixed.max_steps)
         records[(a, b)] = MatchRecord(
             wins=round(float(result["win"]) * count),
             draws=round(float(result["draw"]) * count),
@@ -123,9 +125,7 @@ class Leaderboard:
         return cells
 
     def to_markdown(self) -> str:
-        lines = ["| " + " | ".join(self.COLUMNS) + " |", "|" + "---|" * len(self.COLUMNS)]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in self._cells()]
-        return "\n".join(lines) + "\n"
+        return markdown_table(self.COLUMNS, self._cells())
 
     def to_csv(self) -> str:
         buffer = io.StringIO()

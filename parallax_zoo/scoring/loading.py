@@ -12,8 +12,7 @@ from typing import Any
 
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.scoring import hub
-from parallax_zoo.scoring import checkpoint
+from parallax_zoo.scoring import checkpoint, hub
 from parallax_zoo.agents.policy import Policy
 
 POLICY_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE)
@@ -30,8 +29,8 @@ def load_folder(folder: str | Path, env: Any) -> Policy:
     return policy
 
 
-def load_baseline(env_id: str) -> Policy:
-    """The baseline of `env_id` at the revision registry.yaml pins, every file's sha256 checked.
+def baseline_folder(env_id: str) -> Path:
+    """The folder holding `env_id`'s baseline at the revision registry.yaml pins, every file's sha256 checked.
 
     Looks in the local mirror (`baselines/` or `$PARALLAX_ZOO_BASELINES`), then the
     Hub cache, then downloads; honours `HF_HUB_OFFLINE` and `HF_ENDPOINT`.
@@ -39,17 +38,17 @@ def load_baseline(env_id: str) -> Policy:
     pin = registry.spec(env_id).baseline
     if pin is None:
         raise LookupError(f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`")
-    folder = hub.fetch_baseline(pin, hub.mirror_folder(env_id))
-    return load_folder(folder, registry.make(env_id))
+    return hub.fetch_baseline(pin, hub.mirror_folder(env_id))
+
+
+def load_baseline(env_id: str) -> Policy:
+    """The baseline of `env_id` at the revision registry.yaml pins, every file's sha256 checked (`baseline_folder`)."""
+    return load_folder(baseline_folder(env_id), registry.make(env_id))
 
 
 def load_hub(repo_and_revision: str, env_id: str) -> Policy:
     """A policy from a Hub model repo, `REPO` or `REPO@REVISION`: only its config and safetensors are fetched."""
-    from huggingface_hub import snapshot_download
-
-    repo_id, _, revision = repo_and_revision.partition("@")
-    folder = snapshot_download(repo_id, revision=revision or None, allow_patterns=list(POLICY_FILES))
-    return load_folder(folder, registry.make(env_id))
+    return load_folder(hub.download_files(repo_and_revision, POLICY_FILES), registry.make(env_id))
 
 
 def resolve_policy(source: str, env_id: str) -> tuple[Policy | str, str]:
