@@ -170,15 +170,29 @@ class Box:
 
 
 class MultiDiscrete:
-    """An array of integers, element `i` in `0 .. nvec[i] - 1`."""
+    """An array of integers, element `i` in `0 .. nvec[i] - 1`.
 
-    def __init__(self, nvec: Any, dtype: Any = jnp.int32):
-        nvec_array = np.asarray(nvec, dtype=np.int64)
+    `actions_per_dim` is another name for `nvec`, as a keyword and as an
+    attribute, for code written against parallax-rl 0.4.0 (docs/compatibility.md).
+    """
+
+    def __init__(self, nvec: Any = None, dtype: Any = jnp.int32, *, actions_per_dim: Any = None):
+        if (nvec is None) == (actions_per_dim is None):
+            raise TypeError(
+                "MultiDiscrete needs the number of values of each element, as nvec (or its other name, "
+                f"actions_per_dim), exactly once; got nvec={nvec!r} and actions_per_dim={actions_per_dim!r}."
+            )
+        nvec_array = np.asarray(nvec if actions_per_dim is None else actions_per_dim, dtype=np.int64)
         if nvec_array.size == 0 or np.any(nvec_array < 1):
             raise ValueError(f"MultiDiscrete needs every nvec entry >= 1, got {nvec_array.tolist()}")
         self.nvec = nvec_array
         self.nvec.setflags(write=False)
         self._dtype = jnp.dtype(dtype)
+
+    @property
+    def actions_per_dim(self) -> np.ndarray:
+        """`nvec` under parallax-rl 0.4.0's name."""
+        return self.nvec
 
     @property
     def shape(self) -> Shape:
@@ -213,10 +227,11 @@ class MultiDiscrete:
 
 
 class MultiBinary:
-    """An array of 0/1 flags of the given shape."""
+    """An array of 0/1 flags: `n` of them, or an array of shape `n` when `n` is a tuple (as in Gymnasium)."""
 
-    def __init__(self, shape: int | Sequence[int], dtype: Any = jnp.int8):
-        self._shape = _as_shape(shape)
+    def __init__(self, n: int | Sequence[int], dtype: Any = jnp.int8):
+        self._shape = _as_shape(n)
+        self.n: int | Shape = int(n) if isinstance(n, (int, np.integer)) else self._shape
         self._dtype = jnp.dtype(dtype)
 
     @property
@@ -357,6 +372,10 @@ def check_action(space: Space, action: Any, batch_shape: Shape = (), where: str 
     expected_shape = tuple(batch_shape) + tuple(space.shape)
     got_shape = tuple(getattr(action, "shape", np.shape(action)))
     got_dtype = jnp.result_type(action)
+    if getattr(space, "dtype", None) is None:  # a space with only `shape` and `sample`, as parallax-rl 0.4.0 allows
+        if got_shape != expected_shape:
+            raise ValueError(f"{where}: expected an action of shape {expected_shape} for {space!r}, got shape {got_shape}.")
+        return
     expected_dtype = jnp.dtype(space.dtype)
     integer_space = jnp.issubdtype(expected_dtype, jnp.integer) or expected_dtype == jnp.bool_
     integer_action = jnp.issubdtype(got_dtype, jnp.integer) or got_dtype == jnp.bool_

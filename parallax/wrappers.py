@@ -31,8 +31,9 @@ def _where_done(done: Array, on_done: Any, otherwise: Any) -> Any:
 class Wrapper(Generic[EitherStateT]):
     """Base class: forwards everything to `env`; subclasses override what they change.
 
-    The spaces and `num_agents` are forwarded as typed properties; any other
-    attribute is looked up on the wrapped env at runtime.
+    The spaces and `num_agents` (1 over a single-agent env) are forwarded as
+    typed properties, which a subclass may assign in its `__init__` to change
+    them; any other attribute is looked up on the wrapped env at runtime.
     """
 
     def __init__(self, env: BaseEnv[EitherStateT]):
@@ -40,15 +41,32 @@ class Wrapper(Generic[EitherStateT]):
 
     @property
     def action_space(self) -> Space:
-        return self.env.action_space
+        override = self.__dict__.get("_action_space")
+        return self.env.action_space if override is None else override
+
+    @action_space.setter
+    def action_space(self, space: Space) -> None:
+        self._action_space = space
 
     @property
     def observation_space(self) -> Space:
-        return self.env.observation_space
+        override = self.__dict__.get("_observation_space")
+        return self.env.observation_space if override is None else override
+
+    @observation_space.setter
+    def observation_space(self, space: Space) -> None:
+        self._observation_space = space
 
     @property
     def num_agents(self) -> int:
-        return cast(Any, self.env).num_agents
+        """The wrapped env's agent slots; 1 for a single-agent env."""
+        if "_num_agents" in self.__dict__:
+            return self._num_agents
+        return getattr(self.env, "num_agents", 1)
+
+    @num_agents.setter
+    def num_agents(self, num_agents: int) -> None:
+        self._num_agents = num_agents
 
     @property
     def unwrapped(self) -> Any:

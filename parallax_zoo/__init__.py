@@ -2,6 +2,8 @@
 
 `make`, `spec`, `list_envs` and `register` need only jax; `load_baseline`,
 `evaluate` and `leaderboard` load the `train` and `hub` extras on first use.
+The single-agent ids also appear in Gymnasium's registry as `parallax_zoo/<id>`
+once Gymnasium is imported (`parallax_zoo.catalogue.gymnasium_ids`).
 The package's folders are its layers (README, "Layout").
 """
 
@@ -16,6 +18,7 @@ import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from parallax_zoo.catalogue.gymnasium_ids import register_when_gymnasium_loads
 from parallax_zoo.catalogue.registry import EnvSpec, list_envs, make, register, registry_table, spec
 
 if TYPE_CHECKING:
@@ -28,6 +31,12 @@ _LAZY = {
     "leaderboard": "parallax_zoo.scoring.leaderboard",
     "load_baseline": "parallax_zoo.scoring.loading",
 }
+
+
+register_when_gymnasium_loads()
+
+
+register_when_gymnasium_loads()
 
 
 def __getattr__(name: str) -> Any:

@@ -51,6 +51,9 @@ class RespawnRace:
     the respawn timers as fractions of `respawn_delay`.
     """
 
+    respawns: bool = True
+    """Inactive slots become active again; the PettingZoo exports keep such agents until the episode ends."""
+
     def __init__(self, num_agents: int = 3, track_length: int = 10, fall_probability: float = 0.02,
                  respawn_delay: int = 3, cell_pixels: int = 12):
         if num_agents < 1 or track_length < 1 or respawn_delay < 1:

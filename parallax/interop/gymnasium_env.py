@@ -1,0 +1,289 @@
+"""`to_gymnasium` and `to_gymnasium_vector`: a single-agent parallax env as a Gymnasium env or vector env.
+
+The export holds the JAX state and calls the env's `reset` and `step`,
+each jitted once, and hands Gymnasium NumPy values: observations in the
+converted space, `float` rewards, `bool` flags, and for masked envs the
+legal actions in `info["action_mask"]` (int8, as `Discrete.sample(mask=...)`
+takes them). `reset(seed=s)` makes the env's key `jax.random.key(s)`.
+docs/interop.md shows both exports in use.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import gymnasium
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from parallax.core import MARLState, action_mask_of
+from parallax.interop.compiled import Static
+from parallax.interop.gymnasium_spaces import numpy_dtype_of, to_gymnasium_space
+from parallax.wrappers import VmapWrapper
+
+RENDER_FPS = 8
+"""Frames per second Gymnasium's video tools assume for the exports' RGB frames."""
+
+
+def to_gymnasium(env: Any, render_mode: str | None = None) -> GymnasiumEnv:
+    """A `gymnasium.Env` that steps the single-agent parallax `env` (unbatched, with its time limit applied).
+
+    `render_mode="rgb_array"` makes `render()` return the env's RGB picture of
+    the current state, for envs with a `render(state)` method.
+    """
+    return GymnasiumEnv(env, render_mode=render_mode)
+
+
+def to_gymnasium_vector(env: Any, num_envs: int, render_mode: str | None = None) -> GymnasiumVectorEnv:
+    """A `gymnasium.vector.VectorEnv` of `num_envs` copies of the single-agent `env`, stepped in one jitted call.
+
+    It auto-resets in Gymnasium's next-step mode (declared in `metadata`):
+    the step that ends an episode returns its true terminal observation, and
+    the next step resets that env, ignoring its action.
+    """
+    return GymnasiumVectorEnv(env, num_envs, render_mode=render_mode)
+
+
+def _require_single_agent(env: Any, export: str) -> Any:
+    """The abstract reset state of `env`, after checking that `env` is one unbatched single-agent env."""
+    if getattr(env, "num_envs", None) is not None:
+        raise TypeError(
+            f"{export} expects one unbatched env, got {env!r} with num_envs={env.num_envs}. "
+            "Pass the env without VmapWrapper; to_gymnasium_vector(env, num_envs) batches it."
+        )
+    abstract = jax.eval_shape(lambda key: env.reset(key=key), jax.random.key(0))
+    if isinstance(abstract, MARLState):
+        raise TypeError(
+            f"{export} exports single-agent envs; {env!r} is multi-agent (its states are MARLStates). "
+            "Use parallax.interop.to_pettingzoo or to_pettingzoo_aec for it."
+        )
+    return abstract
+
+
+def _render_modes(env: Any) -> list[str]:
+    return ["rgb_array"] if callable(getattr(env, "render", None)) else []
+
+
+def _check_render_mode(render_mode: str | None, modes: list[str], env: Any) -> None:
+    if render_mode is not None and render_mode not in modes:
+        supported = f"it supports {modes}" if modes else "it has no render(state) method, so only render_mode=None"
+        raise ValueError(f"render_mode={render_mode!r} is not available for {env!r}: {supported}.")
+
+
+def _cast_action(action: Any, dtype: Any) -> Any:
+    if isinstance(dtype, np.dtype):
+        return np.asarray(action, dtype=dtype)
+    return jax.tree_util.tree_map(lambda a, d: np.asarray(a, dtype=d), action, dtype)
+
+
+def _view(state: Any) -> tuple:
+    """What Gymnasium is given from a state, as one pytree so that it is fetched in one transfer."""
+    mask = action_mask_of(state)
+    return state.observation, state.reward, state.termination, state.truncation, mask, state.info
+
+
+@partial(jax.jit, static_argnums=0)
+def _reset(env: Static, key: jax.Array) -> tuple:
+    key, reset_key = jax.random.split(key)
+    state = env.env.reset(key=reset_key)
+    return key, state, _view(state)
+
+
+@partial(jax.jit, static_argnums=0)
+def _reset_each(env: Static, keys: jax.Array) -> tuple:
+    state = env.env.reset(key=keys)
+    return state, _view(state)
+
+
+@partial(jax.jit, static_argnums=0)
+def _reset_some(env: Static, key: jax.Array, state: Any, mask: jax.Array) -> tuple:
+    key, reset_key = jax.random.split(key)
+    state = env.env.reset(key=reset_key, state=state, done=mask)
+    return key, state, _view(state)
+
+
+@partial(jax.jit, static_argnums=0)
+def _step(env: Static, state: Any, action: Any) -> tuple:
+    next_state = env.env.step(state, action)
+    return next_state, _view(next_state)
+
+
+@partial(jax.jit, static_argnums=0)
+def _step_autoreset(env: Static, key: jax.Array, state: Any, action: Any) -> tuple:
+    """Next-step autoreset: envs whose state is done are reset instead of stepped, with reward 0 and no flags."""
+    key, reset_key = jax.random.split(key)
+    ended = state.done
+    stepped = env.env.step(state, action)
+    restarted = jax.lax.cond(
+        jnp.any(ended),
+        lambda: env.env.reset(key=reset_key, state=stepped, done=ended),
+        lambda: stepped,
+    )
+    return key, restarted, _view(restarted)
+
+
+@partial(jax.jit, static_argnums=0)
+def _render(env: Static, state: Any) -> jax.Array:
+    return env.env.render(state)
+
+
+@partial(jax.jit, static_argnums=0)
+def _render_each(env: Static, states: Any) -> jax.Array:
+    return jax.vmap(env.env.render)(states)
+
+
+class GymnasiumEnv(gymnasium.Env):
+    """A single-agent parallax env behind Gymnasium's `Env` API; `parallax_env` is the JAX env it steps."""
+
+    def __init__(self, env: Any, render_mode: str | None = None):
+        abstract = _require_single_agent(env, "to_gymnasium")
+        self.parallax_env = env
+        self.observation_space = to_gymnasium_space(env.observation_space)
+        self.action_space = to_gymnasium_space(env.action_space)
+        self.metadata = {"render_modes": _render_modes(env), "render_fps": RENDER_FPS}
+        _check_render_mode(render_mode, self.metadata["render_modes"], env)
+        self.render_mode = render_mode
+        self._action_dtype = numpy_dtype_of(env.action_space)
+        self._masked = action_mask_of(abstract) is not None
+        self._key: jax.Array | None = None
+        self._state: Any = None
+        self._static = Static(env)
+
+    @property
+    def parallax_state(self) -> Any:
+        """The current JAX state (None before the first `reset`)."""
+        return self._state
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Start an episode; `seed` sets the key, and without one the key goes on from the last reset."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self._key = jax.random.key(seed)
+        elif self._key is None:
+            self._key = jax.random.key(int(self.np_random.integers(2**31)))
+        self._key, self._state, view = _reset(self._static, self._key)
+        observation, _, _, _, mask, info = jax.device_get(view)
+        return observation, self._info(info, mask)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self._state is None:
+            raise gymnasium.error.ResetNeeded("step() was called before reset(); call reset() first.")
+        self._state, view = _step(self._static, self._state, _cast_action(action, self._action_dtype))
+        observation, reward, termination, truncation, mask, info = jax.device_get(view)
+        return observation, float(reward), bool(termination), bool(truncation), self._info(info, mask)
+
+    def render(self) -> np.ndarray | None:
+        """The env's RGB picture (`uint8[H, W, 3]`) of the current state with `render_mode="rgb_array"`, else None."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode; make the env with render_mode='rgb_array'.")
+            return None
+        if self._state is None:
+            raise gymnasium.error.ResetNeeded("render() was called before reset(); call reset() first.")
+        return np.asarray(_render(self._static, self._state))
+
+    def _info(self, info: dict[str, Any], mask: Any) -> dict[str, Any]:
+        info = dict(info)
+        if self._masked:
+            info["action_mask"] = mask.astype(np.int8)
+        return info
+
+    def __repr__(self) -> str:
+        return f"GymnasiumEnv({self.parallax_env!r})"
+
+
+class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
+    """`num_envs` copies of a single-agent parallax env behind Gymnasium's `VectorEnv` API, in next-step autoreset mode.
+
+    `parallax_env` is the `VmapWrapper` it steps. `reset(seed=s)` splits
+    `jax.random.key(s)` across the envs; a list of seeds gives each env its
+    own key; `options={"reset_mask": mask}` resets only the envs in `mask`.
+    `info` holds the env's info and, for masked envs, `"action_mask"`, each
+    batched with its `"_name"` flags as Gymnasium's vector envs do.
+    """
+
+    def __init__(self, env: Any, num_envs: int, render_mode: str | None = None):
+        abstract = _require_single_agent(env, "to_gymnasium_vector")
+        self.parallax_env = VmapWrapper(env, num_envs)
+        self.num_envs = num_envs
+        self.single_observation_space = to_gymnasium_space(env.observation_space)
+        self.single_action_space = to_gymnasium_space(env.action_space)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.metadata = {
+            "autoreset_mode": AutoresetMode.NEXT_STEP,
+            "render_modes": _render_modes(env),
+            "render_fps": RENDER_FPS,
+        }
+        _check_render_mode(render_mode, self.metadata["render_modes"], env)
+        self.render_mode = render_mode
+        self._action_dtype = numpy_dtype_of(env.action_space)
+        self._masked = action_mask_of(abstract) is not None
+        self._flags = np.ones(num_envs, np.bool_)
+        self._key: jax.Array | None = None
+        self._state: Any = None
+        self._static = Static(self.parallax_env)
+        self._single = Static(env)
+
+    @property
+    def parallax_state(self) -> Any:
+        """The current batched JAX state (None before the first `reset`)."""
+        return self._state
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed if isinstance(seed, int) else None)
+        reset_mask = (options or {}).get("reset_mask")
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != self.num_envs:
+                raise ValueError(f"reset(seed=[...]) needs one seed per env ({self.num_envs}), got {len(seed)}.")
+            self._key = jax.random.fold_in(jax.random.key(seed[0]), self.num_envs)  # for later autoresets
+            self._state, view = _reset_each(self._static, jnp.stack([jax.random.key(s) for s in seed]))
+        else:
+            if seed is not None:
+                self._key = jax.random.key(seed)
+            elif self._key is None:
+                self._key = jax.random.key(int(self.np_random.integers(2**31)))
+            if reset_mask is not None and self._state is not None:
+                mask = np.asarray(reset_mask)
+                if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
+                    raise ValueError(
+                        f"options['reset_mask'] must be a bool array of shape ({self.num_envs},), "
+                        f"got {mask.dtype} of shape {mask.shape}."
+                    )
+                self._key, self._state, view = _reset_some(self._static, self._key, self._state, mask)
+            else:
+                self._key, self._state, view = _reset(self._static, self._key)
+        observation, _, _, _, mask, info = jax.device_get(view)
+        return observation, self._info(info, mask)
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._state is None:
+            raise gymnasium.error.ResetNeeded("step() was called before reset(); call reset() first.")
+        self._key, self._state, view = _step_autoreset(self._static, self._key, self._state, _cast_action(actions, self._action_dtype))
+        observation, reward, termination, truncation, mask, info = jax.device_get(view)
+        return observation, reward, termination, truncation, self._info(info, mask)
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """One RGB picture per env with `render_mode="rgb_array"`, else None."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode; make the env with render_mode='rgb_array'.")
+            return None
+        if self._state is None:
+            raise gymnasium.error.ResetNeeded("render() was called before reset(); call reset() first.")
+        return tuple(np.asarray(_render_each(self._single, self._state)))
+
+    def _info(self, info: dict[str, Any], mask: Any) -> dict[str, Any]:
+        batched: dict[str, Any] = {}
+        for name, value in info.items():
+            batched[name], batched[f"_{name}"] = value, self._flags
+        if self._masked:
+            batched["action_mask"], batched["_action_mask"] = mask.astype(np.int8), self._flags
+        return batched
+
+    def __repr__(self) -> str:
+        return f"GymnasiumVectorEnv({self.parallax_env.env!r}, num_envs={self.num_envs})"

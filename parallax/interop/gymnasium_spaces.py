@@ -1,0 +1,72 @@
+"""Parallax spaces as Gymnasium spaces, and one agent's slot of a stacked multi-agent space.
+
+Both Gymnasium and PettingZoo describe what an env accepts and emits with
+`gymnasium.spaces`; the conversion keeps shapes, dtypes and per-element
+bounds exactly (docs/interop.md lists the pairs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import jax
+import numpy as np
+
+from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
+
+
+def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
+    """The Gymnasium space holding exactly the values `space` holds.
+
+    `Discrete` becomes `Discrete` (or `MultiDiscrete` when it has a shape),
+    `Box` a `Box` with the same per-element bounds and dtype, `MultiDiscrete`
+    and `MultiBinary` their namesakes (a non-int8 `MultiBinary` a 0/1 `Box`),
+    and a `PyTreeSpace` of dicts, tuples and lists a `Dict` or `Tuple`.
+    """
+    if isinstance(space, Discrete):
+        dtype = np.dtype(space.dtype)
+        if space.shape == ():
+            return gymnasium.spaces.Discrete(space.n, dtype=dtype)
+        return gymnasium.spaces.MultiDiscrete(np.full(space.shape, space.n), dtype=dtype)
+    if isinstance(space, Box):
+        return gymnasium.spaces.Box(space.low, space.high, space.shape, np.dtype(space.dtype))
+    if isinstance(space, MultiDiscrete):
+        return gymnasium.spaces.MultiDiscrete(np.array(space.nvec), dtype=np.dtype(space.dtype))
+    if isinstance(space, MultiBinary):
+        if np.dtype(space.dtype) == np.int8 and space.shape != ():
+            return gymnasium.spaces.MultiBinary(space.shape[0] if len(space.shape) == 1 else space.shape)
+        return gymnasium.spaces.Box(0, 1, space.shape, np.dtype(space.dtype))
+    if isinstance(space, PyTreeSpace):
+        return to_gymnasium_space(space.spaces)
+    if isinstance(space, dict):
+        return gymnasium.spaces.Dict({key: to_gymnasium_space(value) for key, value in space.items()})
+    if isinstance(space, (tuple, list)) and not hasattr(space, "_fields"):
+        return gymnasium.spaces.Tuple(tuple(to_gymnasium_space(value) for value in space))
+    raise TypeError(
+        f"no Gymnasium space corresponds to {space!r}: the exports convert Discrete, Box, MultiDiscrete, "
+        "MultiBinary and PyTreeSpaces of dicts, tuples and lists of them. Give the env one of those spaces."
+    )
+
+
+def slot_space(space: Space, slot: int) -> Space:
+    """Agent `slot`'s own space: a stacked multi-agent space without its leading `num_agents` axis."""
+    if isinstance(space, Discrete):
+        return Discrete(space.n, space.shape[1:], space.dtype)
+    if isinstance(space, Box):
+        return Box(space.low[slot], space.high[slot], space.shape[1:], space.dtype)
+    if isinstance(space, MultiDiscrete):
+        return MultiDiscrete(space.nvec[slot], space.dtype)
+    if isinstance(space, MultiBinary):
+        return MultiBinary(space.shape[1:], space.dtype)
+    if isinstance(space, PyTreeSpace):
+        leaves, treedef = jax.tree_util.tree_flatten(space.spaces, is_leaf=lambda x: isinstance(x, (Discrete, Box, MultiDiscrete, MultiBinary, PyTreeSpace)))
+        return PyTreeSpace(treedef.unflatten([slot_space(leaf, slot) for leaf in leaves]))
+    raise TypeError(f"slot_space does not know how to take one slot of {space!r}")
+
+
+def numpy_dtype_of(space: Any) -> Any:
+    """The NumPy dtype an action for `space` is cast to, or for a `PyTreeSpace` the pytree of them."""
+    if isinstance(space, PyTreeSpace):
+        return jax.tree_util.tree_map(np.dtype, space.dtype)
+    return np.dtype(space.dtype)
