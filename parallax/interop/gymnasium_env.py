@@ -22,7 +22,7 @@ from gymnasium.vector.utils import batch_space
 
 from parallax.core import MARLState, action_mask_of
 from parallax.interop.compiled import Static
-from parallax.interop.gymnasium_spaces import numpy_dtype_of, to_gymnasium_space
+from parallax.interop.gymnasium_spaces import numpy_dtype_of, scalar_converter, to_gymnasium_space
 from parallax.wrappers import VmapWrapper
 
 RENDER_FPS = 8
@@ -94,7 +94,9 @@ def _reset(env: Static, key: jax.Array) -> tuple:
 
 
 @partial(jax.jit, static_argnums=0)
-def _reset_each(env: Static, keys: jax.Array) -> tuple:
+def _reset_each(env: Static, seeds: jax.Array) -> tuple:
+    """Env `i` starts as `to_gymnasium`'s env does after `reset(seed=seeds[i])`."""
+    keys = jax.vmap(lambda seed: jax.random.split(jax.random.key(seed))[1])(seeds)
     state = env.env.reset(key=keys)
     return state, _view(state)
 
@@ -149,6 +151,7 @@ class GymnasiumEnv(gymnasium.Env):
         self.render_mode = render_mode
         self._action_dtype = numpy_dtype_of(env.action_space)
         self._masked = action_mask_of(abstract) is not None
+        self._convert = scalar_converter(env.observation_space)
         self._key: jax.Array | None = None
         self._state: Any = None
         self._static = Static(env)
@@ -167,6 +170,8 @@ class GymnasiumEnv(gymnasium.Env):
             self._key = jax.random.key(int(self.np_random.integers(2**31)))
         self._key, self._state, view = _reset(self._static, self._key)
         observation, _, _, _, mask, info = jax.device_get(view)
+        if self._convert is not None:
+            observation = self._convert(observation)
         return observation, self._info(info, mask)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -174,6 +179,8 @@ class GymnasiumEnv(gymnasium.Env):
             raise gymnasium.error.ResetNeeded("step() was called before reset(); call reset() first.")
         self._state, view = _step(self._static, self._state, _cast_action(action, self._action_dtype))
         observation, reward, termination, truncation, mask, info = jax.device_get(view)
+        if self._convert is not None:
+            observation = self._convert(observation)
         return observation, float(reward), bool(termination), bool(truncation), self._info(info, mask)
 
     def render(self) -> np.ndarray | None:
@@ -199,8 +206,9 @@ class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
     """`num_envs` copies of a single-agent parallax env behind Gymnasium's `VectorEnv` API, in next-step autoreset mode.
 
     `parallax_env` is the `VmapWrapper` it steps. `reset(seed=s)` splits
-    `jax.random.key(s)` across the envs; a list of seeds gives each env its
-    own key; `options={"reset_mask": mask}` resets only the envs in `mask`.
+    `jax.random.key(s)` across the envs; a list of seeds starts env `i` as
+    `to_gymnasium`'s env after `reset(seed=seeds[i])`;
+    `options={"reset_mask": mask}` resets only the envs in `mask`.
     `info` holds the env's info and, for masked envs, `"action_mask"`, each
     batched with its `"_name"` flags as Gymnasium's vector envs do.
     """
@@ -242,7 +250,7 @@ class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
             if len(seed) != self.num_envs:
                 raise ValueError(f"reset(seed=[...]) needs one seed per env ({self.num_envs}), got {len(seed)}.")
             self._key = jax.random.fold_in(jax.random.key(seed[0]), self.num_envs)  # for later autoresets
-            self._state, view = _reset_each(self._static, jnp.stack([jax.random.key(s) for s in seed]))
+            self._state, view = _reset_each(self._static, np.asarray(seed, np.uint32))
         else:
             if seed is not None:
                 self._key = jax.random.key(seed)

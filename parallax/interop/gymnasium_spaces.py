@@ -7,6 +7,7 @@ bounds exactly (docs/interop.md lists the pairs).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium
@@ -19,16 +20,16 @@ from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpa
 def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
     """The Gymnasium space holding exactly the values `space` holds.
 
-    `Discrete` becomes `Discrete` (or `MultiDiscrete` when it has a shape),
+    `Discrete` becomes `Discrete` (whose values Gymnasium holds as `np.int64`,
+    see `scalar_converter`; a `MultiDiscrete` when it has a shape),
     `Box` a `Box` with the same per-element bounds and dtype, `MultiDiscrete`
     and `MultiBinary` their namesakes (a non-int8 `MultiBinary` a 0/1 `Box`),
     and a `PyTreeSpace` of dicts, tuples and lists a `Dict` or `Tuple`.
     """
     if isinstance(space, Discrete):
-        dtype = np.dtype(space.dtype)
         if space.shape == ():
-            return gymnasium.spaces.Discrete(space.n, dtype=dtype)
-        return gymnasium.spaces.MultiDiscrete(np.full(space.shape, space.n), dtype=dtype)
+            return gymnasium.spaces.Discrete(space.n)
+        return gymnasium.spaces.MultiDiscrete(np.full(space.shape, space.n), dtype=np.dtype(space.dtype))
     if isinstance(space, Box):
         return gymnasium.spaces.Box(space.low, space.high, space.shape, np.dtype(space.dtype))
     if isinstance(space, MultiDiscrete):
@@ -70,3 +71,26 @@ def numpy_dtype_of(space: Any) -> Any:
     if isinstance(space, PyTreeSpace):
         return jax.tree_util.tree_map(np.dtype, space.dtype)
     return np.dtype(space.dtype)
+
+
+def scalar_converter(space: Any) -> Callable[[Any], Any] | None:
+    """What turns an observation of `space` into Gymnasium's form, or None when it already is.
+
+    Gymnasium holds a `Discrete` value as an `np.int64` scalar where JAX
+    gives a 0-d array; every other leaf passes through as it is.
+    """
+    if isinstance(space, PyTreeSpace):
+        return scalar_converter(space.spaces)
+    if isinstance(space, Discrete):
+        return np.int64 if space.shape == () else None
+    if isinstance(space, dict):
+        converters = {key: scalar_converter(value) for key, value in space.items()}
+        if all(c is None for c in converters.values()):
+            return None
+        return lambda x: {key: x[key] if c is None else c(x[key]) for key, c in converters.items()}
+    if isinstance(space, (tuple, list)):
+        items = [scalar_converter(value) for value in space]
+        if all(c is None for c in items):
+            return None
+        return lambda x: tuple(v if c is None else c(v) for v, c in zip(x, items))
+    return None

@@ -29,8 +29,8 @@ def gymnasium_id(env_id: str) -> str:
 
 
 @functools.cache
-def _shared_env(env_id: str) -> Any:
-    """One env object per id, so that every Gymnasium env made from it reuses the same compiled reset and step."""
+def shared_env(env_id: str) -> Any:
+    """`make(env_id)`, one env object per id: every export made from it reuses the same compiled reset and step."""
     return make(env_id)
 
 
@@ -38,14 +38,14 @@ def make_gymnasium_env(env_id: str, render_mode: str | None = None, **kwargs: An
     """Gymnasium's entry point for a zoo id: `to_gymnasium(parallax_zoo.make(env_id, **kwargs))`."""
     from parallax.interop import to_gymnasium
 
-    return to_gymnasium(make(env_id, **kwargs) if kwargs else _shared_env(env_id), render_mode=render_mode)
+    return to_gymnasium(make(env_id, **kwargs) if kwargs else shared_env(env_id), render_mode=render_mode)
 
 
 def make_gymnasium_vector_env(env_id: str, num_envs: int, render_mode: str | None = None, **kwargs: Any) -> Any:
     """Gymnasium's vector entry point for a zoo id: `to_gymnasium_vector(parallax_zoo.make(env_id, **kwargs), num_envs)`."""
     from parallax.interop import to_gymnasium_vector
 
-    env = make(env_id, **kwargs) if kwargs else _shared_env(env_id)
+    env = make(env_id, **kwargs) if kwargs else shared_env(env_id)
     return to_gymnasium_vector(env, num_envs, render_mode=render_mode)
 
 

@@ -1,0 +1,163 @@
+"""`to_pettingzoo` and `to_pettingzoo_aec`, judged by PettingZoo's own API and seed tests."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from example_envs import GridWorld
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
+
+import parallax_zoo
+from parallax import TimeLimit
+from parallax.interop import to_pettingzoo, to_pettingzoo_aec
+from parallax_zoo.envs.respawn_race import RespawnRace
+from parallax_zoo.gymnasium_ids import shared_env
+
+MULTI_AGENT_IDS = [env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).multi_agent]
+CYCLES = 120
+"""Steps per PettingZoo check: longer than every native episode but RespawnRace's 100 steps."""
+
+
+def _ids() -> list:
+    return [env_id if parallax_zoo.spec(env_id).kind == "native" else pytest.param(env_id, marks=pytest.mark.slow) for env_id in MULTI_AGENT_IDS]
+
+
+@pytest.mark.parametrize("env_id", _ids())
+def test_parallel_api_and_seed_tests_pass_on_every_multi_agent_id(env_id: str) -> None:
+    env = shared_env(env_id)
+    parallel_api_test(to_pettingzoo(env), num_cycles=CYCLES)
+    parallel_seed_test(lambda: to_pettingzoo(env), num_cycles=CYCLES)
+
+
+@pytest.mark.parametrize("env_id", _ids())
+def test_aec_api_test_passes_on_every_multi_agent_id(env_id: str) -> None:
+    api_test(to_pettingzoo_aec(shared_env(env_id)), num_cycles=CYCLES)
+
+
+def _reference_key(seed: int) -> jax.Array:
+    """The key `reset(seed=seed)` hands the env: `jax.random.key(seed)`, split once (docs/interop.md)."""
+    return jax.random.split(jax.random.key(seed))[1]
+
+
+@pytest.mark.parametrize("env_id", ["TicTacToe-v0", "RespawnRace-v0"])
+def test_random_play_matches_the_jax_env_step_for_step(env_id: str) -> None:
+    parallax_env = shared_env(env_id)
+    exported = to_pettingzoo(parallax_env)
+    observations, _ = exported.reset(seed=4)
+    state = jax.jit(lambda k: parallax_env.reset(key=k))(_reference_key(4))
+    step = jax.jit(parallax_env.step)
+    steps = 0
+    while exported.agents:
+        actions = {}
+        for agent in exported.agents:
+            observation = observations[agent]
+            mask = observation["action_mask"] if isinstance(observation, dict) else None
+            actions[agent] = exported.action_space(agent).sample(mask=mask)
+        joint = np.zeros(parallax_env.num_agents, np.int32)
+        for agent, action in actions.items():
+            joint[exported.possible_agents.index(agent)] = action
+        before = state
+        state = step(state, jnp.asarray(joint))
+        observations, rewards, terminations, truncations, _ = exported.step(actions)
+        for agent, reward in rewards.items():
+            slot = exported.possible_agents.index(agent)
+            assert reward == float(state.agents.reward[slot])
+        assert bool(state.done) == (not exported.agents)
+        assert int(state.step_count) == int(exported.parallax_state.step_count) == int(before.step_count) + 1
+        steps += 1
+    assert steps >= 3
+
+
+def test_aec_board_game_lets_the_player_to_move_act_with_classic_dict_observations() -> None:
+    env = to_pettingzoo_aec(shared_env("TicTacToe-v0"))
+    env.reset(seed=0)
+    movers = []
+    for agent in env.agent_iter():
+        observation, reward, terminated, truncated, _ = env.last()
+        assert set(observation) == {"observation", "action_mask"} and observation["action_mask"].dtype == np.int8
+        if terminated or truncated:
+            env.step(None)
+            continue
+        assert observation["action_mask"][:-1].any() and not observation["action_mask"][-1]
+        movers.append(agent)
+        before = int(env.parallax_state.step_count)
+        env.step(int(np.flatnonzero(observation["action_mask"])[0]))
+        assert int(env.parallax_state.step_count) == before + 1, "every move of a board game is one env step"
+    assert movers[:4] == ["agent_0", "agent_1", "agent_0", "agent_1"]
+    assert len(movers) == 7  # the first free cell every time: X wins on the diagonal 2, 4, 6 with its 4th move
+
+
+def test_aec_simultaneous_env_takes_every_agents_action_in_slot_order_then_steps() -> None:
+    env = to_pettingzoo_aec(shared_env("Race-v0"))
+    env.reset(seed=0)
+    order = []
+    for _ in range(6):
+        order.append(env.agent_selection)
+        env.step(1)
+        assert int(env.parallax_state.step_count) == len(order) // 3
+    assert order == ["agent_0", "agent_1", "agent_2"] * 2
+
+
+def test_parallel_agents_leave_when_their_slot_goes_inactive() -> None:
+    env = to_pettingzoo(shared_env("Race-v0"))
+    env.reset(seed=0)
+    while env.agents:
+        live = list(env.agents)
+        _, _, terminations, truncations, infos = env.step({agent: 1 for agent in live})
+        for agent in live:
+            slot = env.possible_agents.index(agent)
+            still_active = bool(env.parallax_state.agents.active[slot]) and not bool(env.parallax_state.done)
+            assert (agent in env.agents) == still_active
+            assert terminations[agent] == (not still_active) and not truncations[agent]
+            assert infos[agent]["active"] == bool(env.parallax_state.agents.active[slot])
+
+
+class RespawnRaceUndeclared(RespawnRace):
+    """RespawnRace without its declaration: the exports cannot know that slots come back."""
+
+    respawns = False
+
+
+def test_a_slot_that_comes_back_rejoins_the_agents_unless_the_env_declares_respawns() -> None:
+    undeclared = to_pettingzoo(_time_limited(RespawnRaceUndeclared(fall_probability=0.0)))
+    undeclared.reset(seed=0)
+    seen = []
+    for _ in range(16):
+        undeclared.step({agent: 1 for agent in undeclared.agents})
+        seen.append(tuple(undeclared.agents))
+    assert () in seen and seen[-1] == ("agent_0", "agent_1", "agent_2"), "everyone finishes at step 10, sits out 3, comes back"
+    declared = to_pettingzoo(_time_limited(RespawnRace(fall_probability=0.0)))
+    declared.reset(seed=0)
+    for _ in range(16):
+        _, _, terminations, _, infos = declared.step({agent: 1 for agent in declared.agents})
+        assert declared.agents == declared.possible_agents and not any(terminations.values())
+    assert infos["agent_0"]["active"] is True
+
+
+def _time_limited(env: RespawnRace) -> TimeLimit:
+    return TimeLimit(env, max_steps=100)
+
+
+def test_state_is_the_global_observation_and_bad_input_gets_a_clear_error() -> None:
+    env = to_pettingzoo(shared_env("TeamRace-v0"))
+    env.reset(seed=0)
+    np.testing.assert_array_equal(env.state(), np.asarray(env.parallax_state.global_observation))
+    with pytest.raises(ValueError, match="missing \\['agent_3'\\]"):
+        env.step({"agent_0": 0, "agent_1": 0, "agent_2": 0})
+    with pytest.raises(TypeError, match="single-agent.*to_gymnasium"):
+        to_pettingzoo(GridWorld())
+    aec = to_pettingzoo_aec(shared_env("TeamRace-v0"))
+    aec.reset(seed=0)
+    with pytest.raises(ValueError, match="needs an action"):
+        aec.step(None)
+
+
+def test_render_returns_the_envs_rgb_picture() -> None:
+    parallax_env = shared_env("ConnectFour-v0")
+    env = to_pettingzoo_aec(parallax_env, render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame is not None and frame.dtype == np.uint8 and frame.shape[-1] == 3
+    np.testing.assert_array_equal(frame, np.asarray(parallax_env.render(env.parallax_state)))
