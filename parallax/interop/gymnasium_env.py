@@ -10,7 +10,6 @@ docs/interop.md shows both exports in use.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import gymnasium
@@ -21,8 +20,9 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from parallax.core import MARLState, action_mask_of
-from parallax.interop.compiled import Static
+from parallax.interop.compiled import jit_once
 from parallax.interop.gymnasium_spaces import numpy_dtype_of, scalar_converter, to_gymnasium_space
+from parallax.spaces import PyTreeSpace
 from parallax.wrappers import VmapWrapper
 
 RENDER_FPS = 8
@@ -80,62 +80,68 @@ def _cast_action(action: Any, dtype: Any) -> Any:
     return jax.tree_util.tree_map(lambda a, d: np.asarray(a, dtype=d), action, dtype)
 
 
-def _view(state: Any) -> tuple:
-    """What Gymnasium is given from a state, as one pytree so that it is fetched in one transfer."""
-    mask = action_mask_of(state)
-    return state.observation, state.reward, state.termination, state.truncation, mask, state.info
-
-
-@partial(jax.jit, static_argnums=0)
-def _reset(env: Static, key: jax.Array) -> tuple:
+def _reset(env: Any, key: jax.Array) -> tuple:
     key, reset_key = jax.random.split(key)
-    state = env.env.reset(key=reset_key)
-    return key, state, _view(state)
+    return key, env.reset(key=reset_key)
 
 
-@partial(jax.jit, static_argnums=0)
-def _reset_each(env: Static, seeds: jax.Array) -> tuple:
+def _reset_each(env: Any, seeds: jax.Array) -> Any:
     """Env `i` starts as `to_gymnasium`'s env does after `reset(seed=seeds[i])`."""
     keys = jax.vmap(lambda seed: jax.random.split(jax.random.key(seed))[1])(seeds)
-    state = env.env.reset(key=keys)
-    return state, _view(state)
+    return env.reset(key=keys)
 
 
-@partial(jax.jit, static_argnums=0)
-def _reset_some(env: Static, key: jax.Array, state: Any, mask: jax.Array) -> tuple:
+def _reset_some(env: Any, key: jax.Array, state: Any, mask: jax.Array) -> tuple:
     key, reset_key = jax.random.split(key)
-    state = env.env.reset(key=reset_key, state=state, done=mask)
-    return key, state, _view(state)
+    return key, env.reset(key=reset_key, state=state, done=mask)
 
 
-@partial(jax.jit, static_argnums=0)
-def _step(env: Static, state: Any, action: Any) -> tuple:
-    next_state = env.env.step(state, action)
-    return next_state, _view(next_state)
+def _step(env: Any, state: Any, action: Any) -> tuple:
+    """The next state, and its reward and flags packed in one array: one transfer to NumPy instead of three."""
+    state = env.step(state, action)
+    scalars = jnp.stack([state.reward, state.termination, state.truncation]).astype(jnp.float32)
+    return state, scalars
 
 
-@partial(jax.jit, static_argnums=0)
-def _step_autoreset(env: Static, key: jax.Array, state: Any, action: Any) -> tuple:
+def _step_autoreset(env: Any, key: jax.Array, state: Any, action: Any) -> tuple:
     """Next-step autoreset: envs whose state is done are reset instead of stepped, with reward 0 and no flags."""
     key, reset_key = jax.random.split(key)
     ended = state.done
-    stepped = env.env.step(state, action)
+    stepped = env.step(state, action)
     restarted = jax.lax.cond(
         jnp.any(ended),
-        lambda: env.env.reset(key=reset_key, state=stepped, done=ended),
+        lambda: env.reset(key=reset_key, state=stepped, done=ended),
         lambda: stepped,
     )
-    return key, restarted, _view(restarted)
+    return key, restarted
 
 
-@partial(jax.jit, static_argnums=0)
-def _render(env: Static, state: Any) -> jax.Array:
-    return env.env.render(state)
+def _render(env: Any, state: Any) -> jax.Array:
+    return env.render(state)
 
 
-@partial(jax.jit, static_argnums=0)
-def _render_each(env: Static, states: Any) -> jax.Array:
-    return jax.vmap(env.env.render)(states)
+def _render_each(env: Any, states: Any) -> jax.Array:
+    return jax.vmap(env.render)(states)
+
+
+class _Reader:
+    """Reads what Gymnasium is given from a state: NumPy observations in Gymnasium's form, the mask, the info."""
+
+    def __init__(self, env: Any, abstract: Any):
+        self.masked = action_mask_of(abstract) is not None
+        self.tree = isinstance(env.observation_space, PyTreeSpace)
+        self.convert = scalar_converter(env.observation_space)
+        self.has_info = bool(jax.tree_util.tree_leaves(abstract.info))
+
+    def observation(self, state: Any) -> Any:
+        observation = jax.tree_util.tree_map(np.asarray, state.observation) if self.tree else np.asarray(state.observation)
+        return observation if self.convert is None else self.convert(observation)
+
+    def info(self, state: Any) -> dict[str, Any]:
+        info = dict(jax.device_get(state.info)) if self.has_info else {}
+        if self.masked:
+            info["action_mask"] = np.asarray(state.action_mask).astype(np.int8)
+        return info
 
 
 class GymnasiumEnv(gymnasium.Env):
@@ -150,11 +156,11 @@ class GymnasiumEnv(gymnasium.Env):
         _check_render_mode(render_mode, self.metadata["render_modes"], env)
         self.render_mode = render_mode
         self._action_dtype = numpy_dtype_of(env.action_space)
-        self._masked = action_mask_of(abstract) is not None
-        self._convert = scalar_converter(env.observation_space)
+        self._read = _Reader(env, abstract)
+        self._reset = jit_once(_reset, env)
+        self._step = jit_once(_step, env)
         self._key: jax.Array | None = None
         self._state: Any = None
-        self._static = Static(env)
 
     @property
     def parallax_state(self) -> Any:
@@ -168,20 +174,16 @@ class GymnasiumEnv(gymnasium.Env):
             self._key = jax.random.key(seed)
         elif self._key is None:
             self._key = jax.random.key(int(self.np_random.integers(2**31)))
-        self._key, self._state, view = _reset(self._static, self._key)
-        observation, _, _, _, mask, info = jax.device_get(view)
-        if self._convert is not None:
-            observation = self._convert(observation)
-        return observation, self._info(info, mask)
+        self._key, self._state = self._reset(self._key)
+        return self._read.observation(self._state), self._read.info(self._state)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._state is None:
             raise gymnasium.error.ResetNeeded("step() was called before reset(); call reset() first.")
-        self._state, view = _step(self._static, self._state, _cast_action(action, self._action_dtype))
-        observation, reward, termination, truncation, mask, info = jax.device_get(view)
-        if self._convert is not None:
-            observation = self._convert(observation)
-        return observation, float(reward), bool(termination), bool(truncation), self._info(info, mask)
+        self._state, scalars = self._step(self._state, _cast_action(action, self._action_dtype))
+        reward, termination, truncation = np.asarray(scalars).tolist()
+        read = self._read
+        return read.observation(self._state), reward, termination == 1.0, truncation == 1.0, read.info(self._state)
 
     def render(self) -> np.ndarray | None:
         """The env's RGB picture (`uint8[H, W, 3]`) of the current state with `render_mode="rgb_array"`, else None."""
@@ -190,13 +192,7 @@ class GymnasiumEnv(gymnasium.Env):
             return None
         if self._state is None:
             raise gymnasium.error.ResetNeeded("render() was called before reset(); call reset() first.")
-        return np.asarray(_render(self._static, self._state))
-
-    def _info(self, info: dict[str, Any], mask: Any) -> dict[str, Any]:
-        info = dict(info)
-        if self._masked:
-            info["action_mask"] = mask.astype(np.int8)
-        return info
+        return np.asarray(jit_once(_render, self.parallax_env)(self._state))
 
     def __repr__(self) -> str:
         return f"GymnasiumEnv({self.parallax_env!r})"
@@ -229,12 +225,12 @@ class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
         _check_render_mode(render_mode, self.metadata["render_modes"], env)
         self.render_mode = render_mode
         self._action_dtype = numpy_dtype_of(env.action_space)
-        self._masked = action_mask_of(abstract) is not None
+        self._read = _Reader(env, abstract)
         self._flags = np.ones(num_envs, np.bool_)
+        self._reset = jit_once(_reset, self.parallax_env)
+        self._step = jit_once(_step_autoreset, self.parallax_env)
         self._key: jax.Array | None = None
         self._state: Any = None
-        self._static = Static(self.parallax_env)
-        self._single = Static(env)
 
     @property
     def parallax_state(self) -> Any:
@@ -250,7 +246,7 @@ class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
             if len(seed) != self.num_envs:
                 raise ValueError(f"reset(seed=[...]) needs one seed per env ({self.num_envs}), got {len(seed)}.")
             self._key = jax.random.fold_in(jax.random.key(seed[0]), self.num_envs)  # for later autoresets
-            self._state, view = _reset_each(self._static, np.asarray(seed, np.uint32))
+            self._state = jit_once(_reset_each, self.parallax_env)(np.asarray(seed, np.uint32))
         else:
             if seed is not None:
                 self._key = jax.random.key(seed)
@@ -263,18 +259,18 @@ class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
                         f"options['reset_mask'] must be a bool array of shape ({self.num_envs},), "
                         f"got {mask.dtype} of shape {mask.shape}."
                     )
-                self._key, self._state, view = _reset_some(self._static, self._key, self._state, mask)
+                self._key, self._state = jit_once(_reset_some, self.parallax_env)(self._key, self._state, mask)
             else:
-                self._key, self._state, view = _reset(self._static, self._key)
-        observation, _, _, _, mask, info = jax.device_get(view)
-        return observation, self._info(info, mask)
+                self._key, self._state = self._reset(self._key)
+        return self._read.observation(self._state), self._info(self._state)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._state is None:
             raise gymnasium.error.ResetNeeded("step() was called before reset(); call reset() first.")
-        self._key, self._state, view = _step_autoreset(self._static, self._key, self._state, _cast_action(actions, self._action_dtype))
-        observation, reward, termination, truncation, mask, info = jax.device_get(view)
-        return observation, reward, termination, truncation, self._info(info, mask)
+        self._key, self._state = self._step(self._key, self._state, _cast_action(actions, self._action_dtype))
+        state = self._state
+        termination, truncation = np.asarray(state.termination), np.asarray(state.truncation)
+        return self._read.observation(state), np.asarray(state.reward), termination, truncation, self._info(state)
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         """One RGB picture per env with `render_mode="rgb_array"`, else None."""
@@ -283,15 +279,10 @@ class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
             return None
         if self._state is None:
             raise gymnasium.error.ResetNeeded("render() was called before reset(); call reset() first.")
-        return tuple(np.asarray(_render_each(self._single, self._state)))
+        return tuple(np.asarray(jit_once(_render_each, self.parallax_env.env)(self._state)))
 
-    def _info(self, info: dict[str, Any], mask: Any) -> dict[str, Any]:
-        batched: dict[str, Any] = {}
-        for name, value in info.items():
-            batched[name], batched[f"_{name}"] = value, self._flags
-        if self._masked:
-            batched["action_mask"], batched["_action_mask"] = mask.astype(np.int8), self._flags
-        return batched
+    def _info(self, state: Any) -> dict[str, Any]:
+        return {name: value for key, info in self._read.info(state).items() for name, value in ((key, info), (f"_{key}", self._flags))}
 
     def __repr__(self) -> str:
         return f"GymnasiumVectorEnv({self.parallax_env.env!r}, num_envs={self.num_envs})"

@@ -14,7 +14,6 @@ docs/interop.md shows both exports in use.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import gymnasium
@@ -23,7 +22,7 @@ import numpy as np
 from pettingzoo import AECEnv, ParallelEnv
 
 from parallax.core import MARLState
-from parallax.interop.compiled import Static
+from parallax.interop.compiled import jit_once
 from parallax.interop.gymnasium_spaces import slot_space, to_gymnasium_space
 from parallax.spaces import PyTreeSpace
 
@@ -48,28 +47,17 @@ def to_pettingzoo_aec(env: Any, render_mode: str | None = None) -> PettingZooAEC
     return PettingZooAECEnv(env, render_mode=render_mode)
 
 
-def _view(state: MARLState) -> tuple:
-    """What the exports read from a state, as one pytree so that it is fetched in one transfer."""
-    agents = state.agents
-    return agents.observation, agents.reward, agents.active, agents.action_mask, state.termination, state.truncation
-
-
-@partial(jax.jit, static_argnums=0)
-def _reset(env: Static, key: jax.Array) -> tuple:
+def _reset(env: Any, key: jax.Array) -> tuple:
     key, reset_key = jax.random.split(key)
-    state = env.env.reset(key=reset_key)
-    return key, state, _view(state)
+    return key, env.reset(key=reset_key)
 
 
-@partial(jax.jit, static_argnums=0)
-def _step(env: Static, state: MARLState, action: jax.Array) -> tuple:
-    next_state = env.env.step(state, action)
-    return next_state, _view(next_state)
+def _step(env: Any, state: MARLState, action: jax.Array) -> MARLState:
+    return env.step(state, action)
 
 
-@partial(jax.jit, static_argnums=0)
-def _render(env: Static, state: MARLState) -> jax.Array:
-    return env.env.render(state)
+def _render(env: Any, state: MARLState) -> jax.Array:
+    return env.render(state)
 
 
 class _Slots:
@@ -111,13 +99,26 @@ class _Slots:
         declared = getattr(env, "global_observation_space", None)
         self.state_space = None if declared is None else to_gymnasium_space(declared)
 
-        self.static = Static(env)
+        self._reset = jit_once(_reset, env)
+        self._step = jit_once(_step, env)
 
     def reset(self, key: jax.Array) -> tuple:
-        return _reset(self.static, key)
+        """The next key, the reset state, and its NumPy view (see `view`)."""
+        key, state = self._reset(key)
+        return key, state, self.view(state)
 
     def step(self, state: MARLState, action: np.ndarray) -> tuple:
-        return _step(self.static, state, action)
+        """The next state and its NumPy view."""
+        state = self._step(state, action)
+        return state, self.view(state)
+
+    def view(self, state: MARLState) -> tuple:
+        """What the exports read from a state, in NumPy: per-slot observations, rewards, active flags, masks; the flags."""
+        agents = state.agents
+        mask = None if agents.action_mask is None else np.asarray(agents.action_mask)
+        observation = jax.tree_util.tree_map(np.asarray, agents.observation)
+        return (observation, np.asarray(agents.reward), np.asarray(agents.active), mask,
+                np.asarray(state.termination), np.asarray(state.truncation))  # fmt: skip
 
     def first_key(self, seed: int | None, key: jax.Array | None) -> jax.Array:
         """The key a reset starts from: `jax.random.key(seed)`, the last one, or a fresh random one."""
@@ -169,7 +170,7 @@ class _Slots:
         return np.ones_like(active) if self.respawns else active
 
     def render(self, state: MARLState) -> np.ndarray:
-        return np.asarray(_render(self.static, state))
+        return np.asarray(jit_once(_render, self.env)(state))
 
     def global_observation(self, state: MARLState) -> np.ndarray:
         if state.global_observation is None:
@@ -216,8 +217,7 @@ class PettingZooParallelEnv(ParallelEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        self._key, self._state, view = self._slots.reset(self._slots.first_key(seed, self._key))
-        self._view = jax.device_get(view)
+        self._key, self._state, self._view = self._slots.reset(self._slots.first_key(seed, self._key))
         live = self._slots.live(self._view)
         self.agents = [name for name, is_live in zip(self.possible_agents, live) if is_live]
         observations = {name: self._slots.observation(self._view, self._slots.slot_of[name]) for name in self.agents}
@@ -233,8 +233,8 @@ class PettingZooParallelEnv(ParallelEnv):
         for name in self.agents:
             batch[self._slots.slot_of[name]] = actions[name]
         before = self._view
-        self._state, view = self._slots.step(self._state, batch)
-        self._view = after = jax.device_get(view)
+        self._state, self._view = self._slots.step(self._state, batch)
+        after = self._view
         terminated, truncated, live = self._slots.outcome(before, after)
         reported = [name for slot, name in enumerate(self.possible_agents) if name in self.agents or live[slot]]
         rewards = after[1]
@@ -303,8 +303,7 @@ class PettingZooAECEnv(AECEnv):
         return self._slots.observation(self._view, self._slots.slot_of[agent])
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        self._key, self._state, view = self._slots.reset(self._slots.first_key(seed, self._key))
-        self._view = jax.device_get(view)
+        self._key, self._state, self._view = self._slots.reset(self._slots.first_key(seed, self._key))
         live = self._slots.live(self._view)
         self.agents = [name for name, is_live in zip(self.possible_agents, live) if is_live]
         self.rewards = {name: 0.0 for name in self.agents}
@@ -335,8 +334,8 @@ class PettingZooAECEnv(AECEnv):
 
     def _step_env(self) -> None:
         before = self._view
-        self._state, view = self._slots.step(self._state, self._actions)
-        self._view = after = jax.device_get(view)
+        self._state, self._view = self._slots.step(self._state, self._actions)
+        after = self._view
         terminated, truncated, live = self._slots.outcome(before, after)
         for slot, name in enumerate(self.possible_agents):
             if name not in self.agents:
