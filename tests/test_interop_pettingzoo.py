@@ -103,15 +103,19 @@ def test_aec_simultaneous_env_takes_every_agents_action_in_slot_order_then_steps
 def test_parallel_agents_leave_when_their_slot_goes_inactive() -> None:
     env = to_pettingzoo(shared_env("Race-v0"))
     env.reset(seed=0)
+    left_alone = []
     while env.agents:
         live = list(env.agents)
-        _, _, terminations, truncations, infos = env.step({agent: 1 for agent in live})
+        speed = int(env.parallax_state.step_count) % 2  # agent_0 runs every step, the others every other step
+        _, _, terminations, truncations, infos = env.step({agent: 1 if agent == "agent_0" else speed for agent in live})
+        left_alone.append(env.agents == ["agent_1", "agent_2"])
         for agent in live:
             slot = env.possible_agents.index(agent)
             still_active = bool(env.parallax_state.agents.active[slot]) and not bool(env.parallax_state.done)
             assert (agent in env.agents) == still_active
             assert terminations[agent] == (not still_active) and not truncations[agent]
             assert infos[agent]["active"] == bool(env.parallax_state.agents.active[slot])
+    assert any(left_alone), "agent_0 finishes first and leaves while the others race on"
 
 
 class RespawnRaceUndeclared(RespawnRace):
