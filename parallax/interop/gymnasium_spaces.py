@@ -29,15 +29,15 @@ def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
     if isinstance(space, Discrete):
         if space.shape == ():
             return gymnasium.spaces.Discrete(space.n)
-        return gymnasium.spaces.MultiDiscrete(np.full(space.shape, space.n), dtype=np.dtype(space.dtype))
+        return gymnasium.spaces.MultiDiscrete(np.full(space.shape, space.n), dtype=_scalar_type(space))
     if isinstance(space, Box):
-        return gymnasium.spaces.Box(space.low, space.high, space.shape, np.dtype(space.dtype))
+        return gymnasium.spaces.Box(space.low, space.high, space.shape, _scalar_type(space))
     if isinstance(space, MultiDiscrete):
-        return gymnasium.spaces.MultiDiscrete(np.array(space.nvec), dtype=np.dtype(space.dtype))
+        return gymnasium.spaces.MultiDiscrete(np.array(space.nvec), dtype=_scalar_type(space))
     if isinstance(space, MultiBinary):
         if np.dtype(space.dtype) == np.int8 and space.shape != ():
             return gymnasium.spaces.MultiBinary(space.shape[0] if len(space.shape) == 1 else space.shape)
-        return gymnasium.spaces.Box(0, 1, space.shape, np.dtype(space.dtype))
+        return gymnasium.spaces.Box(0, 1, space.shape, _scalar_type(space))
     if isinstance(space, PyTreeSpace):
         return to_gymnasium_space(space.spaces)
     if isinstance(space, dict):
@@ -48,6 +48,11 @@ def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
         f"no Gymnasium space corresponds to {space!r}: the exports convert Discrete, Box, MultiDiscrete, "
         "MultiBinary and PyTreeSpaces of dicts, tuples and lists of them. Give the env one of those spaces."
     )
+
+
+def _scalar_type(space: Any) -> Any:
+    """The NumPy scalar type of a space's dtype, the form Gymnasium's constructors take."""
+    return np.dtype(space.dtype).type
 
 
 def slot_space(space: Space, slot: int) -> Space:

@@ -91,7 +91,7 @@ class _Slots:
         self.action_spaces: dict[str, gymnasium.spaces.Space] = {}
         for slot, name in enumerate(self.names):
             observation_space = to_gymnasium_space(slot_space(env.observation_space, slot))
-            if self.masked:
+            if mask is not None:
                 mask_space = gymnasium.spaces.Box(0, 1, (mask.shape[-1],), np.int8)
                 observation_space = gymnasium.spaces.Dict({"observation": observation_space, "action_mask": mask_space})
             self.observation_spaces[name] = observation_space
