@@ -96,7 +96,9 @@ def _check_spaces(env: Any) -> None:
 
 def _check_fields(env: Any, state: Any, step: int | None) -> None:
     """Types, dtypes and shapes of the fields every state must have."""
-    multi_agent = hasattr(env, "num_agents")
+    # An env without num_agents is single-agent; wrappers report num_agents=1 over one, as over a one-slot MARL env.
+    declared = getattr(env, "num_agents", None)
+    multi_agent = declared is not None and (declared > 1 or isinstance(state, MARLState))
     expected_type = MARLState if multi_agent else State
     if not isinstance(state, expected_type):
         raise ProtocolError(
