@@ -20,7 +20,7 @@ import parallax_zoo
 from parallax import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, State, VmapWrapper, spaces
 from parallax.interop import GymnasiumVectorEnv, to_gymnasium, to_gymnasium_vector
 from parallax.interop.gymnasium_spaces import to_gymnasium_space
-from parallax_zoo.gymnasium_ids import gymnasium_id, shared_env
+from parallax_zoo.catalogue.gymnasium_ids import gymnasium_id, shared_env
 
 SINGLE_AGENT_IDS = [env_id for env_id in parallax_zoo.list_envs() if not parallax_zoo.spec(env_id).multi_agent]
 CHEAP_KINDS = ("native",)

@@ -13,7 +13,7 @@ import parallax_zoo
 from parallax import TimeLimit
 from parallax.interop import to_pettingzoo, to_pettingzoo_aec
 from parallax_zoo.envs.respawn_race import RespawnRace
-from parallax_zoo.gymnasium_ids import shared_env
+from parallax_zoo.catalogue.gymnasium_ids import shared_env
 
 MULTI_AGENT_IDS = [env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).multi_agent]
 CYCLES = 120
