@@ -21,6 +21,7 @@ from parallax import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Sta
 from parallax.interop import GymnasiumVectorEnv, to_gymnasium, to_gymnasium_vector
 from parallax.interop.gymnasium_spaces import to_gymnasium_space
 from parallax_zoo.catalogue.gymnasium_ids import gymnasium_id, shared_env
+from parallax_zoo.envs.rendering import BLUE, GREEN
 
 SINGLE_AGENT_IDS = [env_id for env_id in parallax_zoo.list_envs() if not parallax_zoo.spec(env_id).multi_agent]
 CHEAP_KINDS = ("native",)
@@ -115,12 +116,14 @@ def test_reset_seed_sets_the_key_and_no_seed_goes_on() -> None:
 
 
 def test_render_returns_the_envs_rgb_picture_and_none_without_a_render_method() -> None:
-    parallax_env = shared_env("GridWorld-v0")
-    exported = to_gymnasium(parallax_env, render_mode="rgb_array")
-    exported.reset(seed=0)
+    exported = to_gymnasium(shared_env("GridWorld-v0"), render_mode="rgb_array")
+    observation, _ = exported.reset(seed=0)
     frame = exported.render()
-    assert frame is not None and frame.dtype == np.uint8 and frame.shape[-1] == 3
-    np.testing.assert_array_equal(frame, np.asarray(parallax_env.render(exported.parallax_state)))
+    assert frame is not None and frame.dtype == np.uint8 and frame.shape == (80, 80, 3)
+    goal_x, goal_y = observation[2:].astype(int)
+    # 16-pixel cells, y upwards: the agent's blue disc in the bottom-left cell, the goal's green square at its cell
+    assert tuple(frame[4 * 16 + 8, 8]) == BLUE
+    assert tuple(frame[(4 - goal_y) * 16 + 8, goal_x * 16 + 8]) == GREEN
     plain = to_gymnasium(GridWorld())
     assert plain.metadata["render_modes"] == []
     plain.reset(seed=0)
@@ -198,14 +201,19 @@ def test_a_space_without_a_gymnasium_counterpart_is_refused() -> None:
         to_gymnasium_space(PyTreeSpace(Pair(Discrete(2), Discrete(3))))
 
 
-def test_vector_env_declares_next_step_autoreset_and_returns_true_terminal_observations() -> None:
+def test_vector_env_next_step_autoreset_true_terminal_observations_seeds_masks_and_render() -> None:
     """GridWorld of size 2: the goal is always (1, 1), so an episode ends often and its terminal position is the goal."""
     num_envs = 16
-    vector = to_gymnasium_vector(parallax_zoo.make("GridWorld-v0", size=2), num_envs)
+    parallax_env = parallax_zoo.make("GridWorld-Masked-v0", size=2)
+    vector = to_gymnasium_vector(parallax_env, num_envs, render_mode="rgb_array")
     assert vector.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     assert vector.single_observation_space == gymnasium.spaces.Box(0.0, 1.0, (4,), np.float32)
     vector.action_space.seed(0)
-    observation, _ = vector.reset(seed=0)
+    observation, info = vector.reset(seed=0)
+    np.testing.assert_array_equal(info["action_mask"], np.tile(np.array([1, 0, 1, 0], np.int8), (num_envs, 1)))
+    assert info["_action_mask"].all()
+    frames = vector.render()
+    assert frames is not None and len(frames) == num_envs and frames[0].shape == (32, 32, 3)
     step = jax.jit(vector.parallax_env.step)
     ended = np.zeros(num_envs, bool)
     terminal_steps = 0
@@ -218,7 +226,7 @@ def test_vector_env_declares_next_step_autoreset_and_returns_true_terminal_obser
         np.testing.assert_array_equal(reward[going], np.asarray(expected.reward)[going])
         np.testing.assert_array_equal(terminated[going], np.asarray(expected.termination)[going])
         np.testing.assert_array_equal(observation[going], np.asarray(expected.observation)[going])
-        np.testing.assert_array_equal(observation[terminated], np.tile([1.0, 1.0, 1.0, 1.0], (terminated.sum(), 1)))
+        np.testing.assert_array_equal(observation[terminated], np.ones((terminated.sum(), 4)))
         # the step after an ending resets: reset observation, reward 0, no flags
         np.testing.assert_array_equal(observation[ended][:, :2], np.zeros((ended.sum(), 2)))
         assert not reward[ended].any() and not terminated[ended].any() and not truncated[ended].any()
@@ -226,23 +234,19 @@ def test_vector_env_declares_next_step_autoreset_and_returns_true_terminal_obser
         ended = terminated | truncated
     assert terminal_steps > num_envs
 
-
-def test_vector_env_seeds_reset_mask_action_masks_and_render() -> None:
-    vector = to_gymnasium_vector(shared_env("GridWorld-Masked-v0"), 4, render_mode="rgb_array")
-    first, info = vector.reset(seed=5)
-    np.testing.assert_array_equal(first, vector.reset(seed=5)[0])
-    np.testing.assert_array_equal(info["action_mask"], np.tile(np.array([1, 0, 1, 0], np.int8), (4, 1)))
-    assert info["_action_mask"].all()
-    per_env, _ = vector.reset(seed=[1, 2, 3, 4])
-    single = to_gymnasium(shared_env("GridWorld-Masked-v0"))
-    np.testing.assert_array_equal(per_env, np.stack([single.reset(seed=seed)[0] for seed in (1, 2, 3, 4)]))
-    vector.step(np.array([2, 2, 2, 2]))
-    mask = np.array([True, False, False, True])
+    seeds = list(range(100, 100 + num_envs))
+    np.testing.assert_array_equal(vector.reset(seed=5)[0], vector.reset(seed=5)[0])
+    vector.reset(seed=seeds)
+    single = to_gymnasium(parallax_env)
+    for slot in (0, num_envs - 1):
+        single.reset(seed=seeds[slot])
+        reference = single.parallax_state.env_state
+        np.testing.assert_array_equal(np.asarray(vector.parallax_state.key[slot] == single.parallax_state.key), True)
+        np.testing.assert_array_equal(np.asarray(vector.parallax_state.env_state.goal[slot]), np.asarray(reference.goal))
+    vector.step(np.full(num_envs, 2))
+    mask = np.arange(num_envs) % 3 == 0
     observation, _ = vector.reset(options={"reset_mask": mask})
-    np.testing.assert_array_equal(observation[mask][:, :2], np.zeros((2, 2)))
-    np.testing.assert_array_equal(observation[~mask][:, :2], np.tile([1.0, 0.0], (2, 1)))
+    np.testing.assert_array_equal(observation[mask][:, :2], np.zeros((mask.sum(), 2)))
+    np.testing.assert_array_equal(observation[~mask][:, :2], np.tile([1.0, 0.0], ((~mask).sum(), 1)))
     with pytest.raises(ValueError, match="reset_mask"):
-        vector.reset(options={"reset_mask": np.array([1, 0, 0, 1])})
-    frames = vector.render()
-    assert frames is not None and len(frames) == 4
-    assert all(frame.dtype == np.uint8 and frame.shape == (80, 80, 3) for frame in frames)
+        vector.reset(options={"reset_mask": mask.astype(int)})

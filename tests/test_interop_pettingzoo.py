@@ -132,7 +132,7 @@ def test_a_slot_that_comes_back_rejoins_the_agents_unless_the_env_declares_respa
         undeclared.step({agent: 1 for agent in undeclared.agents})
         seen.append(tuple(undeclared.agents))
     assert () in seen and seen[-1] == ("agent_0", "agent_1", "agent_2"), "everyone finishes at step 10, sits out 3, comes back"
-    declared = to_pettingzoo(_time_limited(RespawnRace(fall_probability=0.0)))
+    declared = to_pettingzoo(shared_env("RespawnRace-v0"))
     declared.reset(seed=0)
     for _ in range(16):
         _, _, terminations, _, infos = declared.step({agent: 1 for agent in declared.agents})
@@ -158,10 +158,12 @@ def test_state_is_the_global_observation_and_bad_input_gets_a_clear_error() -> N
         aec.step(None)
 
 
-def test_render_returns_the_envs_rgb_picture() -> None:
-    parallax_env = shared_env("ConnectFour-v0")
-    env = to_pettingzoo_aec(parallax_env, render_mode="rgb_array")
+def test_render_returns_the_envs_rgb_picture_of_the_current_state() -> None:
+    env = to_pettingzoo_aec(shared_env("TicTacToe-v0"), render_mode="rgb_array")
     env.reset(seed=0)
-    frame = env.render()
-    assert frame is not None and frame.dtype == np.uint8 and frame.shape[-1] == 3
-    np.testing.assert_array_equal(frame, np.asarray(parallax_env.render(env.parallax_state)))
+    empty = env.render()
+    assert empty is not None and empty.dtype == np.uint8 and empty.shape == (96, 96, 3)
+    env.step(4)
+    centre = env.render()
+    assert centre is not None and not np.array_equal(centre[32:64, 32:64], empty[32:64, 32:64])
+    np.testing.assert_array_equal(centre[:32], empty[:32])  # only the centre cell changed
