@@ -4,7 +4,8 @@ The export holds the JAX state and calls the env's `reset` and `step`,
 each jitted once, and hands Gymnasium NumPy values: observations in the
 converted space, `float` rewards, `bool` flags, and for masked envs the
 legal actions in `info["action_mask"]` (int8, as `Discrete.sample(mask=...)`
-takes them). `reset(seed=s)` makes the env's key `jax.random.key(s)`.
+takes them). `reset(seed=s)` resets the env with a key split from
+`jax.random.key(s)`, so the same seed gives the same episode.
 docs/interop.md shows both exports in use.
 """
 
