@@ -1,4 +1,8 @@
-"""The `parallax-zoo` command: list, info, render, train, eval, leaderboard, download, push, demo."""
+"""The `parallax-zoo` command: list, info, render, train, eval, leaderboard, download, push, demo.
+
+A user error (a `parallax_zoo.errors.UserError`, or one of the error types in `USER_ERRORS`) is
+printed as one line on stderr and exits 2; anything else is a bug and keeps its traceback (exit 1).
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,15 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import jax
 
 import parallax_zoo
-from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError, baseline_dirname, baseline_repo_id, format_pin
+from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, baseline_repo_id, format_pin
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.catalogue.registry import RegistryError
+from parallax_zoo.catalogue.signatures import InvalidKwargError
+from parallax_zoo.errors import UserError, one_line
 from parallax_zoo.scoring import hub
 from parallax_zoo.scoring.recording import random_act, record_episode, save_gif
 
@@ -53,7 +59,7 @@ def _render(args: argparse.Namespace) -> int:
         from parallax_zoo.scoring.loading import resolve_policy
         from parallax_zoo.scoring.recording import policy_act
 
-        policy, _ = resolve_policy(source, args.env_id)
+        policy = resolve_policy(source, args.env_id).policy
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
     steps = args.steps or parallax_zoo.spec(args.env_id).max_steps or 100
     frames = record_episode(env, act, jax.random.key(args.seed), steps)
@@ -66,11 +72,15 @@ def _eval(args: argparse.Namespace) -> int:
     from parallax_zoo.scoring.evaluation import evaluate
     from parallax_zoo.scoring.loading import resolve_policy
 
-    policy, name = resolve_policy(args.policy, args.env_id)
-    result = evaluate(args.env_id, policy, name=name)
+    if args.out and Path(args.out).is_dir():
+        raise UserError(f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. {Path(args.out) / 'result.json'}")
+    policy, name, provenance = resolve_policy(args.policy, args.env_id)
+    result = evaluate(args.env_id, policy, name=name, provenance=provenance)
     low, high = result.ci95
     print(f"{args.env_id}  {name}: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
           f"(95% CI [{low:.3f}, {high:.3f}])")
+    if not result.finite:
+        print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
     for opponent, record in result.opponents.items():
         print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}")
     reference = parallax_zoo.spec(args.env_id).reference_score
@@ -85,13 +95,17 @@ def _leaderboard(args: argparse.Namespace) -> int:
     from parallax_zoo.scoring.leaderboard import leaderboard, load_results
     from parallax_zoo.scoring.loading import resolve_policy
 
+    if not args.results and not args.entrant:
+        raise UserError("nothing to rank: give --results FOLDER (from `eval --out`) and/or --entrant ENV_ID=POLICY")
     results = load_results(args.results) if args.results else []
     entrants: dict[str, dict[str, object]] = {}
     for entry in args.entrant or []:
         env_id, _, source = entry.partition("=")
         if not source:
-            raise ValueError(f"--entrant takes ENV_ID=POLICY (POLICY: baseline, random, hub:REPO@REV or a folder), got {entry!r}")
-        policy, name = resolve_policy(source, env_id)
+            raise UserError(f"--entrant takes ENV_ID=POLICY (POLICY: baseline, random, hub:REPO@COMMIT or a folder), got {entry!r}")
+        policy, name, _ = resolve_policy(source, env_id)
+        if name in entrants.get(env_id, {}):
+            raise UserError(f"--entrant {entry}: {name!r} is entered twice on {env_id}; enter each policy once")
         entrants.setdefault(env_id, {})[name] = policy
     board = leaderboard(results, entrants)  # type: ignore[arg-type]
     print(board.to_markdown())
@@ -133,14 +147,16 @@ def _train(args: argparse.Namespace) -> int:
 def _pin(env_id: str) -> BaselinePin:
     pin = parallax_zoo.spec(env_id).baseline
     if pin is None:
-        raise SystemExit(f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`")
+        raise hub.BaselineNotPinnedError(
+            f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`"
+        )
     return pin
 
 
 def _demo(args: argparse.Namespace) -> int:
     """Download (or find in the mirror) a baseline, check it, evaluate it against its reference, render it."""
     from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.loading import baseline_folder, load_folder
+    from parallax_zoo.scoring.loading import baseline_files, load_files
     from parallax_zoo.scoring.recording import policy_act
 
     env_id = args.env_id
@@ -148,11 +164,12 @@ def _demo(args: argparse.Namespace) -> int:
     pin = _pin(env_id)
     print(parallax_zoo.registry_table())
     print(f"\n{env_id}: baseline {pin.repo_id}@{pin.revision}")
-    folder = baseline_folder(env_id)
+    files = baseline_files(env_id)
+    folder = files.folder
     source = "the local mirror" if folder == hub.mirror_folder(env_id) else "the Hub (cached)"
     print(f"  {len(pin.files)} files from {source}, {folder}, each sha256-verified against the pin")
     env = parallax_zoo.make(env_id)
-    policy = load_folder(folder, env)
+    policy = load_files(files, env)
     result = evaluate(env_id, policy, name=BASELINE)
     low, high = result.ci95
     print(f"  evaluated: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
@@ -165,8 +182,19 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+USER_ERRORS: tuple[type[BaseException], ...] = (UserError, InvalidKwargError, ValueError, LookupError, FileNotFoundError)
+"""What `main` reports as a user error (one line, exit 2). New code raises a `UserError` subclass."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a bad command line reported as one line (what was wrong, where the help is), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="parallax-zoo", description=__doc__)
+    parser = _Parser(prog="parallax-zoo", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser("list", help="every registered env").set_defaults(run=_list)
@@ -177,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     render = commands.add_parser("render", help="a GIF of a policy playing one episode")
     render.add_argument("env_id")
-    render.add_argument("--policy", help="baseline | random | hub:REPO@REV | PATH (default: the baseline if pinned)")
+    render.add_argument("--policy", help="baseline | random | hub:REPO@COMMIT | PATH (default: the baseline if pinned)")
     render.add_argument("--out", help="GIF path (default: ENV_ID.gif)")
     render.add_argument("--steps", type=int, default=None, help="frames to record (default: the env's max_steps)")
     render.add_argument("--seed", type=int, default=0)
@@ -195,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
     evaluate.add_argument("env_id")
-    evaluate.add_argument("--policy", default=BASELINE, help="baseline | random | hub:REPO@REV | PATH (default: baseline)")
+    evaluate.add_argument("--policy", default=BASELINE, help="baseline | random | hub:REPO@COMMIT | PATH (default: baseline)")
     evaluate.add_argument("--out", help="write the result as JSON here")
     evaluate.set_defaults(run=_eval)
 
@@ -227,9 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (RegistryError, hub.HubError, BaselinePinError, ValueError, LookupError,
-            FileNotFoundError) as error:
-        print(f"parallax-zoo {args.command}: {error}", file=sys.stderr)
+    except USER_ERRORS as error:
+        print(f"parallax-zoo {args.command}: {one_line(error)}", file=sys.stderr)
         return 2
 
 

@@ -18,7 +18,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import unquote, urlsplit
+import socket
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
@@ -243,7 +244,8 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         if match := _RESOLVE.match(path):
             self._resolve_file(match["repo"], match["rev"], unquote(match["path"]))
         elif match := _API_MODEL.match(path):
-            self._model_info(match["repo"], match["rev"] or "main")
+            blobs = parse_qs(urlsplit(self.path).query).get("blobs", [""])[0].lower() == "true"
+            self._model_info(match["repo"], match["rev"] or "main", blobs)
         else:
             self._error(404, "NotFound", f"no route for GET {path}")
 
@@ -286,19 +288,37 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         headers = {"X-Repo-Commit": commit_id, "ETag": f'"{entry.etag}"', "Accept-Ranges": "none"}
         if entry.lfs:
             headers |= {"X-Linked-Etag": f'"{entry.sha256}"', "X-Linked-Size": str(entry.size)}
-        self._respond(200, self.hub.store.read_object(entry.sha256), headers)
+        body = self.hub.store.read_object(entry.sha256)
+        cut = self.hub.drop_downloads_after
+        if cut is not None and self.command == "GET":
+            self._drop_mid_file(body[:cut], len(body), headers)
+            return
+        self._respond(200, body, headers)
 
-    def _model_info(self, repo_id: str, revision: str) -> None:
+    def _drop_mid_file(self, sent: bytes, size: int, headers: Mapping[str, str]) -> None:
+        """Announce the whole file, send its first bytes, then close the connection, as a failing link does."""
+        self.hub.log.append(LoggedRequest(self.command, self.path, 200))
+        self.send_response(200)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        self.wfile.write(sent)
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _model_info(self, repo_id: str, revision: str, blobs: bool) -> None:
+        """The repo's info at a revision; per-file sizes and hashes only when asked (`?blobs=true`, files_metadata)."""
         commit_id = self._resolve_repo(repo_id, revision)
         if commit_id is None:
             return
         siblings = [
-            {
-                "rfilename": path,
+            {"rfilename": path} | ({
                 "size": entry.size,
                 "blobId": entry.git_sha1,
                 **({"lfs": {"size": entry.size, "sha256": entry.sha256, "pointerSize": 134}} if entry.lfs else {}),
-            }
+            } if blobs else {})
             for path, entry in sorted(self.hub.store.tree(repo_id, commit_id).items())
         ]
         author = repo_id.split("/")[0]
@@ -406,6 +426,7 @@ class _HubHTTPServer(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _HubHandler)
         self.store = store
         self.log: list[LoggedRequest] = []
+        self.drop_downloads_after: int | None = None
 
 
 class HubServer:
@@ -429,6 +450,10 @@ class HubServer:
         """Every request answered so far, in order."""
         return list(self._http.log)
 
+    def drop_downloads_after(self, size: int | None) -> None:
+        """From now on, cut every file download after `size` bytes (None: serve files whole again)."""
+        self._http.drop_downloads_after = size
+
     def file_downloads(self) -> list[LoggedRequest]:
         """The GET requests that transferred a repo file's bytes."""
         return [request for request in self.requests if request.method == "GET" and "/resolve/" in request.path]
@@ -443,3 +468,45 @@ class HubServer:
         self._http.shutdown()
         self._http.server_close()
         self._thread.join()
+
+
+class SilentServer:
+    """A TCP server on 127.0.0.1 that accepts every connection and never answers, as a hung Hub does."""
+
+    def __init__(self) -> None:
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        """The base URL, http://127.0.0.1:PORT."""
+        self._accepted: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, name="silent-server", daemon=True)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:
+                return
+            self._accepted.append(connection)
+
+    @property
+    def connections(self) -> int:
+        """How many connections were accepted (and left unanswered)."""
+        return len(self._accepted)
+
+    def __enter__(self) -> SilentServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._socket.shutdown(socket.SHUT_RDWR)
+        self._socket.close()
+        for connection in self._accepted:
+            connection.close()
+        self._thread.join(timeout=5)
+
+
+def closed_port_endpoint() -> str:
+    """The URL of a port on 127.0.0.1 where nothing listens (a connection is refused at once)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +190,44 @@ def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_
         target, met = TARGETS[env_id]
         assert met(result), f"{env_id} misses its target ({target}): mean {result.mean}, {result.opponents}"
 
+
+
+def test_pin_changes_only_the_pinned_values_and_keeps_comments_and_blank_lines(trained: Path, tmp_path: Path) -> None:
+    original = PACKAGED_REGISTRY.read_text()
+    entry = original.index("  - id: GridWorld-v0\n")
+    commented = (
+        original[:entry]
+        + original[entry:].replace("    baseline:\n", "    # the pin below is written by `parallax-zoo train --pin`\n    baseline:\n", 1)
+        .replace("    reference_score:", "    # measured by evaluate, never typed\n    reference_score:", 1)
+    )
+    commented = commented.replace("    max_steps: 50\n", "    max_steps: 50  # one episode's limit\n", 1)
+    registry_file = tmp_path / "registry.yaml"
+    registry_file.write_text(commented)
+    pin_baseline("GridWorld-v0", trained, registry_file)
+    before, after = commented.splitlines(), registry_file.read_text().splitlines()
+    assert len(after) == len(before), "no line was added, removed or moved"
+    changed = [(old, new) for old, new in zip(before, after) if old != new]
+    assert changed, "the pin changed some values"
+    for old, new in changed:
+        key = old.split(":", 1)[0]
+        assert new.split(":", 1)[0] == key and (key.strip() in BASELINE_FILES or key.strip() == "reference_score"), (old, new)
+
+
+def test_a_train_into_a_folder_in_use_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "in-use"
+    lock = tmp_path / ".in-use.lock"  # README: `train` locks `.<folder>.lock` beside its output folder
+    checkpoint.save_config(TINY, tmp_path / "tiny.yaml")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); "
+         "print('held', flush=True); sys.stdin.read()", str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        args = ["train", "GridWorld-v0", "--config", str(tmp_path / "tiny.yaml"), "--out", str(out), "--seeds", "1"]
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert f"the output folder {out} is in use by another `parallax-zoo train`" in err and "--out" in err
+        assert not out.exists(), "nothing was trained or written"
+    finally:
+        holder.communicate("", timeout=30)

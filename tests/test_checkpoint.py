@@ -2,12 +2,14 @@
 
 import dataclasses
 import os
+import resource
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 import yaml
+from safetensors.numpy import save_file
 
 from example_envs import GridWorld, MaskedGridWorld, Race
 from parallax import TimeLimit
@@ -109,3 +111,63 @@ def test_act_multi_agent_and_bad_shapes():
         policy.act(jnp.zeros((4,)))
     with pytest.raises(ValueError, match="needs key"):
         policy.act(state.agents.observation, greedy=False)
+
+
+# Untrusted weights and configs: refused before anything is built, naming what is wrong
+
+
+def test_weights_holding_nan_or_inf_are_refused_naming_the_tensor(tmp_path):
+    config = PPOConfig(env_id="GridWorld-v0", hidden_sizes=(8,))
+    checkpoint.save(tmp_path, checkpoint.initial_policy(config, GRID), config)
+    tensors = checkpoint.flatten(checkpoint.initial_policy(config, GRID))
+    tensors["params/critic/Dense_0/bias"] = np.array(tensors["params/critic/Dense_0/bias"])
+    tensors["params/critic/Dense_0/bias"][0] = np.nan
+    tensors["params/actor/Dense_0/bias"] = np.array(tensors["params/actor/Dense_0/bias"])
+    tensors["params/actor/Dense_0/bias"][-1] = np.inf
+    save_file({name: np.ascontiguousarray(value) for name, value in tensors.items()}, str(tmp_path / "model.safetensors"))
+    with pytest.raises(CheckpointError, match=r"tensor params/(actor|critic)/Dense_0/bias holds NaN or inf \(1 of"):
+        checkpoint.load(tmp_path, GRID)
+
+
+def test_a_config_larger_than_its_weights_is_refused_from_the_header_before_anything_is_built(tmp_path, monkeypatch):
+    config = PPOConfig(env_id="GridWorld-v0", hidden_sizes=(8,))
+    checkpoint.save(tmp_path, checkpoint.initial_policy(config, GRID), config)
+    (tmp_path / "config.yaml").write_text(
+        (tmp_path / "config.yaml").read_text().replace("hidden_sizes:\n  - 8", "hidden_sizes:\n  - 20000\n  - 20000")
+    )
+    monkeypatch.setattr(checkpoint, "load_safetensors", lambda *a: pytest.fail("tensors were read before the shapes agreed"))
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(CheckpointError, match=r"expected shape \(4, 20000\), found \(4, 8\)"):
+        checkpoint.load(tmp_path, GRID)
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
+    assert grown_mib < 256, f"the peak memory grew by {grown_mib:.0f} MiB: a 20000x20000 network was built"
+
+
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [(b"", "empty or truncated"), (b"\x10\x00\x00\x00\x00\x00\x00\x00{}", "truncated"),
+     (b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94.", "not safetensors"),
+     (b"\x02\x00\x00\x00\x00\x00\x00\x00[]", "malformed safetensors header")],
+)
+def test_weights_that_are_not_safetensors_say_so(tmp_path, content, named):
+    config = PPOConfig(env_id="GridWorld-v0", hidden_sizes=(8,))
+    checkpoint.save_config(config, tmp_path / "config.yaml")
+    (tmp_path / "model.safetensors").write_bytes(content)
+    with pytest.raises(CheckpointError, match=named):
+        checkpoint.load(tmp_path, GRID)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [("algorithm: ppo\nhyperparameters: [1, 2]\n", "hyperparameters must be a mapping"),
+     ("algorithm: ppo\nhyperparameters:\n  num_envs: four\n", "num_envs must be an integer, got 'four'"),
+     ("algorithm: ppo\nhyperparameters:\n  hidden_sizes: 64\n", "hidden_sizes must be a non-empty list"),
+     ("algorithm: ppo\nhyperparameters:\n  learning_rate: .nan\n", "learning_rate must be a finite number"),
+     ("algorithm: ppo\nhyperparameters: {num_envs: [\n", "is not valid YAML"),
+     ("algorithm: ppo\nhyperparameters:\n  num_envs: 0\n", "num_envs")],
+)
+def test_a_malformed_config_names_the_file_and_the_field(tmp_path, text, named):
+    (tmp_path / "config.yaml").write_text(text)
+    with pytest.raises(CheckpointError, match=named) as caught:
+        checkpoint.load_config(tmp_path / "config.yaml")
+    assert str(tmp_path / "config.yaml") in str(caught.value)

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 from nim import CarelessNim, PerfectNim
 
 import parallax_zoo
-from parallax_zoo.scoring.evaluation import evaluate
-from parallax_zoo.scoring.leaderboard import MatchRecord, elo_ratings, leaderboard, load_results, normalise, round_robin
+from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
+from parallax_zoo.scoring.leaderboard import (
+    NON_FINITE_NOTE,
+    LeaderboardInputError,
+    MatchRecord,
+    elo_ratings,
+    leaderboard,
+    load_results,
+    normalise,
+    round_robin,
+)
 
 
 @pytest.fixture
@@ -66,3 +76,76 @@ def test_leaderboard_ranks_results_and_entrants_with_elo(tmp_path, nim_id):
     page = paths["html"].read_text()
     assert page.startswith("<!DOCTYPE html>") and "<table>" in page and "careless" in page
     assert "http" not in page.replace("http-equiv", "")
+
+
+# Honest rankings: NaN last, inputs checked file by file
+
+
+def synthetic(policy: str, scores: tuple[float, ...], env_id: str = "Race-v0") -> EvalResult:
+    """A result as `evaluate` would write it, with the given episode scores."""
+    return EvalResult(env_id=env_id, policy=policy, protocol=protocol(env_id), scores=scores)
+
+
+def test_a_non_finite_result_is_written_as_strict_json_and_ranked_last_with_a_note(tmp_path):
+    saved = synthetic("diverged", (float("nan"), 1.0)).save(tmp_path / "diverged.json")
+    data = json.loads(saved.read_text(), parse_constant=lambda token: pytest.fail(f"bare {token} in the JSON"))
+    assert data["finite"] is False and data["mean"] is None and data["scores"] == [None, 1.0]
+    synthetic("weak", (-5.0, -5.0)).save(tmp_path / "weak.json")
+    synthetic("infinite", (float("inf"), 0.0)).save(tmp_path / "infinite.json")
+    results = load_results(tmp_path)
+    assert {r.policy: r.finite for r in results} == {"diverged": False, "weak": True, "infinite": False}
+    board = leaderboard(results)
+    assert [row.entrant for row in board.rows][0] == "weak"
+    assert {row.entrant: row.note for row in board.rows} == {
+        "weak": "", "diverged": NON_FINITE_NOTE, "infinite": NON_FINITE_NOTE}
+    assert NON_FINITE_NOTE in board.to_markdown()
+
+
+@pytest.mark.parametrize(
+    ("content", "field", "problem"),
+    [
+        (b"{not json", "(whole file)", "not JSON"),
+        (b"\xff\xfe{}", "(whole file)", "not UTF-8"),
+        (b"[1, 2]", "(whole file)", "expected a JSON object"),
+        ("drop:scores", "scores", "missing"),
+        ("set:scores=[]", "scores", "empty"),
+        ("set:scores=\"high\"", "scores", "expected a JSON list"),
+        ("set:scores=[1, \"x\"]", "scores", "expected numbers"),
+        ("set:policy=3", "policy", "expected a JSON str"),
+        ("set:env_id=\"Nope-v0\"", "env_id", "not a registered env id"),
+        ("protocol:drop:episodes", "protocol", "missing ['episodes']"),
+        ("protocol:set:colour=1", "protocol", "unexpected ['colour']"),
+        ("protocol:set:episodes=\"128\"", "protocol.episodes", "expected a JSON int"),
+    ],
+)
+def test_a_malformed_results_file_is_fatal_naming_the_file_and_the_field(tmp_path, content, field, problem):
+    path = tmp_path / "bad.json"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        data = synthetic("p", (1.0,)).to_json()
+        target, (action, rest) = (data["protocol"], content.split(":", 2)[1:]) if content.startswith("protocol:") else (data, content.split(":", 1))
+        if action == "drop":
+            del target[rest]
+        else:
+            key, value = rest.split("=", 1)
+            target[key] = json.loads(value)
+        path.write_text(json.dumps(data))
+    with pytest.raises(LeaderboardInputError) as caught:
+        load_results(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {field}: ") and problem in message and "(fatal)" in message
+
+
+def test_two_files_with_one_policy_name_are_refused_naming_both(tmp_path):
+    synthetic("mine", (1.0,)).save(tmp_path / "a.json")
+    synthetic("mine", (2.0,)).save(tmp_path / "b.json")
+    with pytest.raises(LeaderboardInputError, match="a.json and .*b.json both hold results of policy 'mine' on Race-v0"):
+        load_results(tmp_path)
+
+
+def test_results_from_nowhere_are_an_error(tmp_path):
+    with pytest.raises(LeaderboardInputError, match="no such file or folder"):
+        load_results(tmp_path / "missing")
+    with pytest.raises(LeaderboardInputError, match="holds no \\*.json results"):
+        load_results(tmp_path)

@@ -1,26 +1,24 @@
 """Pinning a baseline folder in registry.yaml: its files' sha256 and the reference score its `eval.json` measured.
 
-`pin_baseline` edits only the env's own entry (its `baseline:` and
-`reference_score:` keys), so the header comment and every other entry stay
-byte for byte; the result is parsed back and checked before it replaces the
-file. Nothing here is typed by hand: hashes come from `pins.sha256_file`, the
-score from `eval.json`.
+`pin_baseline` edits only the env's own `baseline:` and `reference_score:`
+values, through a round-trip YAML writer (ruamel.yaml), so comments, blank
+lines, key order and every other entry stay byte for byte; the result is
+parsed back and checked before it replaces the file. Nothing here is typed by
+hand: hashes come from `pins.sha256_file`, the score from `eval.json`.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_repo_id, sha256_file
 from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, EnvSpec, Registry
 
-PINNED_KEYS = ("baseline", "reference_score")
-ENTRY_INDENT = "    "
 
 
 def folder_pin(env_id: str, folder: Path) -> tuple[BaselinePin, float]:
@@ -36,41 +34,73 @@ def folder_pin(env_id: str, folder: Path) -> tuple[BaselinePin, float]:
     return BaselinePin(repo_id=baseline_repo_id(env_id), revision="main", files=files), score
 
 
-def _entry_bounds(lines: list[str], env_id: str) -> tuple[int, int]:
-    """The [start, end) line range of the entry `- id: env_id` under `envs:` (trailing blank lines excluded)."""
-    starts = [i for i, line in enumerate(lines) if line.startswith("  - id:")]
-    matching = [i for i in starts if yaml.safe_load(lines[i].split(":", 1)[1]) == env_id]
-    if len(matching) != 1:
-        raise ValueError(f"registry.yaml has {len(matching)} entries with id {env_id!r}; expected exactly one")
-    start = matching[0]
-    end = next((i for i in starts if i > start), len(lines))
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    return start, end
+def _round_trip_yaml() -> Any:
+    """A ruamel.yaml round-trip loader and dumper in registry.yaml's style (2-space maps, "  - " lists, long lines)."""
+    from ruamel.yaml import YAML
+
+    writer = YAML(typ="rt")
+    writer.preserve_quotes = True
+    writer.indent(mapping=2, sequence=4, offset=2)
+    writer.width = 4096
+    return writer
 
 
-def _without_pinned_keys(entry: list[str]) -> list[str]:
-    """The entry's lines minus its `baseline:` and `reference_score:` keys and their nested lines."""
-    kept, skipping = [], False
-    for line in entry:
-        is_key = line.startswith(ENTRY_INDENT) and not line.startswith(ENTRY_INDENT + " ")
-        if is_key:
-            skipping = line.strip().split(":", 1)[0] in PINNED_KEYS
-        if not skipping:
-            kept.append(line)
-    return kept
+def _update_in_place(mapping: Any, values: dict[str, Any]) -> None:
+    """Set `values` into a round-trip mapping: existing keys keep their place and comments, stale keys go, new ones append."""
+    from ruamel.yaml.comments import CommentedMap
+
+    for key in [key for key in mapping if key not in values]:
+        del mapping[key]
+    for key, value in values.items():
+        if isinstance(value, dict):
+            if not isinstance(mapping.get(key), CommentedMap):
+                mapping[key] = CommentedMap()
+            _update_in_place(mapping[key], value)
+        elif mapping.get(key) != value or type(mapping.get(key)) is not type(value):
+            mapping[key] = value
 
 
 def pinned_text(text: str, env_id: str, pin: BaselinePin, score: float) -> str:
-    """registry.yaml's text with `env_id`'s baseline and reference_score replaced (or added at the entry's end)."""
-    lines = text.splitlines(keepends=True)
-    start, end = _entry_bounds(lines, env_id)
-    entry = _without_pinned_keys(lines[start:end])
-    if entry and not entry[-1].endswith("\n"):
-        entry[-1] += "\n"
-    block = yaml.safe_dump({"baseline": pin.to_dict(), "reference_score": score}, sort_keys=False)
-    entry += [ENTRY_INDENT + line + "\n" for line in block.splitlines()]
-    return "".join(lines[:start] + entry + lines[end:])
+    """registry.yaml's text with `env_id`'s baseline and reference_score set (added at the entry's end if absent)."""
+    writer = _round_trip_yaml()
+    document = writer.load(text)
+    entries = [entry for entry in (document or {}).get("envs") or [] if entry.get("id") == env_id]
+    if len(entries) != 1:
+        raise ValueError(f"registry.yaml has {len(entries)} entries with id {env_id!r}; expected exactly one")
+    entry = entries[0]
+    _update_in_place_keys(entry, {"baseline": pin.to_dict(), "reference_score": score})
+    buffer = io.StringIO()
+    writer.dump(document, buffer)
+    return buffer.getvalue()
+
+
+def _update_in_place_keys(entry: Any, values: dict[str, Any]) -> None:
+    """Set some keys of an entry, leaving its other keys alone; keys it lacks are added at its end,
+    before the blank line or comment that closed it."""
+    closing = _pop_closing_comment(entry) if any(key not in entry for key in values) else None
+    for key, value in values.items():
+        if isinstance(value, dict) and key in entry:
+            _update_in_place(entry[key], value)
+        elif key not in entry or entry[key] != value:
+            entry[key] = value
+    if closing is not None:
+        entry.ca.items[list(entry)[-1]] = [None, None, closing, None]
+
+
+def _pop_closing_comment(mapping: Any) -> Any:
+    """Detach the comment after a mapping's last value (ruamel keeps the blank line after an entry there), or None."""
+    from ruamel.yaml.comments import CommentedMap
+
+    if not mapping:
+        return None
+    last = list(mapping)[-1]
+    if isinstance(mapping[last], CommentedMap):
+        return _pop_closing_comment(mapping[last])
+    slots = mapping.ca.items.get(last)
+    if not slots or len(slots) < 3 or slots[2] is None:
+        return None
+    closing, slots[2] = slots[2], None
+    return closing
 
 
 def pin_baseline(env_id: str, folder: Path, registry_path: str | os.PathLike[str] | None = None) -> EnvSpec:

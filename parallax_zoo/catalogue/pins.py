@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from parallax_zoo.errors import UserError
+
 REFUSED_WEIGHT_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 """Weight formats that can carry pickled code; baselines ship `.safetensors` only (DESIGN.md section 6)."""
 
@@ -25,7 +27,7 @@ _COMMIT = re.compile(r"[0-9a-f]{40}")
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 
 
-class BaselinePinError(ValueError):
+class BaselinePinError(UserError, ValueError):
     """A baseline pin (repo id, revision, file hashes) is malformed."""
 
 

@@ -25,6 +25,7 @@ from parallax_zoo.catalogue.foreign_envs import BUILDERS
 from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError
 from parallax_zoo.catalogue.player_names import RESERVED_PLAYERS
 from parallax_zoo.catalogue.signatures import InvalidKwargError, check_kwargs
+from parallax_zoo.errors import UserError
 
 NATIVE_ID = re.compile(r"^(?:(?P<namespace>[a-z][a-z0-9_]*)/)?(?P<name>[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)-v(?P<version>\d+)$")
 """`Name-vN`, optionally under a lower-case namespace: `GridWorld-Masked-v0`, `myorg/Maze-v2`."""
@@ -38,7 +39,7 @@ PACKAGED_REGISTRY = Path(__file__).resolve().parent / "registry.yaml"
 """The registry.yaml shipped in the package; the repository root's registry.yaml links to it."""
 
 
-class RegistryError(Exception):
+class RegistryError(UserError):
     """Base class of the registry's errors."""
 
 

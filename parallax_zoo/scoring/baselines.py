@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from parallax_zoo.agents.ppo import PPOConfig, TrainState
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.scoring.evaluation import evaluate, opponent_player
+from parallax_zoo.errors import UserError
 
 EVAL_FILE = "eval.json"
 CURVE_FILE = "curve.png"
@@ -219,6 +221,7 @@ def train_baseline(
     """
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1 (the curve shows mean and spread over them), got {seeds}")
+    registry.spec(env_id)  # an unknown id fails first, naming close matches
     resolved = resolve_config(env_id, config)
     folder = Path(out_dir) if out_dir is not None else hub.mirror_folder(env_id)
     env = registry.make(env_id)
@@ -226,14 +229,44 @@ def train_baseline(
     if isinstance(resolved, MAPPOConfig) and resolved.opponent:
         opponent = opponent_player(env_id, env, resolved.opponent)
     seed_list = [seed + i for i in range(seeds)]
-    policies, returns, training = train_seeds(resolved, env, seed_list, progress, opponent)
-    policy = jax.tree_util.tree_map(lambda leaf: leaf[0], policies)
-
-    folder.mkdir(parents=True, exist_ok=True)
-    checkpoint.save(folder, policy, resolved)
-    plot_curve(returns, training.steps_per_point, training.curve_label, env_id, folder / CURVE_FILE)
-    write_evaluation(env_id, folder, seed_list)
+    with output_lock(folder):
+        policies, returns, training = train_seeds(resolved, env, seed_list, progress, opponent)
+        policy = jax.tree_util.tree_map(lambda leaf: leaf[0], policies)
+        folder.mkdir(parents=True, exist_ok=True)
+        checkpoint.save(folder, policy, resolved)
+        plot_curve(returns, training.steps_per_point, training.curve_label, env_id, folder / CURVE_FILE)
+        write_evaluation(env_id, folder, seed_list)
     return folder
+
+
+class FolderInUseError(UserError):
+    """Another training run holds the lock of the output folder."""
+
+
+def lock_path(folder: Path) -> Path:
+    """The lock file of an output folder: `.<name>.lock` beside it, so the folder holds only its five files."""
+    return folder.parent / f".{folder.name}.lock"
+
+
+@contextmanager
+def output_lock(folder: Path) -> Iterator[None]:
+    """Hold `folder`'s lock for one training run; a folder that another run holds is refused at once."""
+    from filelock import FileLock, Timeout
+
+    path = lock_path(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise FolderInUseError(
+            f"the output folder {folder} is in use by another `parallax-zoo train` (it holds {path}); wait for that "
+            "run to finish, or train into another folder with --out"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def write_evaluation(env_id: str, folder: Path, training_seeds: list[int]) -> None:

@@ -5,12 +5,16 @@ normaliser, flattened to "params/actor/Dense_0/kernel"-style keys; never
 pickle) and `config.yaml` (every hyperparameter and the package versions).
 Files are written to a temporary name and renamed, so a failed save leaves
 nothing half-written. Loading checks every tensor against a freshly
-initialised network and says exactly what differs.
+network (shapes only: nothing is built before they agree) and says exactly
+what differs; loading from bytes lets a caller parse exactly the bytes it
+hash-checked.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import os
 from importlib import metadata
 from pathlib import Path
@@ -19,13 +23,15 @@ from typing import Any
 import jax
 import numpy as np
 import yaml
-from safetensors.numpy import load_file, save_file
+from safetensors import SafetensorError
+from safetensors.numpy import load as load_safetensors, save_file
 
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import PPOConfig, model_for
+from parallax_zoo.errors import UserError
 
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.yaml"
@@ -33,8 +39,8 @@ ALGORITHMS: dict[str, type[PPOConfig]] = {"ppo": PPOConfig, "mappo": MAPPOConfig
 VERSIONED_PACKAGES = ("parallax-zoo", "jax", "jaxlib", "flax", "optax")
 
 
-class CheckpointError(ValueError):
-    """A checkpoint does not fit the network it is loaded into, or a config file is malformed."""
+class CheckpointError(UserError, ValueError):
+    """A checkpoint does not fit the network it is loaded into, holds non-finite values, or a file is malformed."""
 
 
 def _key_name(entry: Any) -> str:
@@ -57,37 +63,83 @@ def save_policy(policy: Policy, path: str | os.PathLike[str]) -> None:
 
 
 def load_policy(path: str | os.PathLike[str], template: Policy) -> Policy:
-    """Read params saved by `save_policy` into the structure of `template` (a freshly initialised policy).
+    """Read params saved by `save_policy` into the structure of `template` (a policy or its `jax.eval_shape`)."""
+    return policy_from_bytes(Path(path).read_bytes(), template, source=os.fspath(path))
 
-    Raises `CheckpointError` listing missing and unexpected tensors and every
-    shape that differs (expected vs found).
+
+def safetensors_shapes(data: bytes, source: str) -> dict[str, tuple[int, ...]]:
+    """Every tensor's shape from a safetensors file's header alone (the 8-byte length, then JSON); nothing is loaded."""
+    if len(data) < 8:
+        raise CheckpointError(f"{source} is not a safetensors file: {len(data)} bytes, shorter than its 8-byte header length; "
+                              "it is empty or truncated. Download or save it again")
+    length = int.from_bytes(data[:8], "little")
+    if length > len(data) - 8:
+        raise CheckpointError(f"{source} is not a complete safetensors file: its header claims {length} bytes but the "
+                              f"file has {len(data) - 8} after the length; it is truncated or not safetensors "
+                              "(pickle weights are refused). Download or save it again")
+    try:
+        header = json.loads(data[8:8 + length])
+        return {name: tuple(int(n) for n in entry["shape"]) for name, entry in header.items() if name != "__metadata__"}
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise CheckpointError(f"{source} has a malformed safetensors header ({error}); it is not a safetensors file "
+                              "(pickle weights are refused). Save the params with safetensors") from error
+
+
+def policy_from_bytes(data: bytes, template: Policy, source: str = MODEL_FILE) -> Policy:
+    """The policy in safetensors `data`, in the structure of `template` (a policy or its `jax.eval_shape`).
+
+    The header's shapes are compared with the template's before any tensor is
+    read; a mismatch raises `CheckpointError` listing missing and unexpected
+    tensors and every shape that differs. A tensor holding NaN or inf is refused by name.
     """
-    found = load_file(os.fspath(path))
-    expected = flatten(template)
-    problems = [f"missing {name} (expected shape {expected[name].shape})" for name in expected if name not in found]
-    problems += [f"unexpected {name} (found shape {found[name].shape})" for name in found if name not in expected]
+    found_shapes = safetensors_shapes(data, source)
+    expected = {name: (tuple(leaf.shape), leaf.dtype) for name, leaf in flatten_abstract(template).items()}
+    problems = [f"missing {name} (expected shape {shape})" for name, (shape, _) in expected.items() if name not in found_shapes]
+    problems += [f"unexpected {name} (found shape {found_shapes[name]})" for name in found_shapes if name not in expected]
     problems += [
-        f"{name}: expected shape {expected[name].shape}, found {found[name].shape}"
-        for name in expected
-        if name in found and found[name].shape != expected[name].shape
+        f"{name}: expected shape {shape}, found {found_shapes[name]}"
+        for name, (shape, _) in expected.items()
+        if name in found_shapes and found_shapes[name] != shape
     ]
     if problems:
         raise CheckpointError(
-            f"{path} does not fit this network ({len(problems)} problems):\n  "
+            f"{source} does not fit this network ({len(problems)} problems):\n  "
             + "\n  ".join(problems)
             + "\nCheck that the config (hidden_sizes, agent_ids, centralised_critic, normalize_obs) "
             "and the env match the ones the checkpoint was trained with."
         )
+    try:
+        found = load_safetensors(data)
+    except SafetensorError as error:
+        raise CheckpointError(f"{source} is not a valid safetensors file ({error}); download or save it again") from error
+    for name, tensor in found.items():
+        if np.issubdtype(tensor.dtype, np.inexact) and not np.isfinite(tensor).all():
+            bad = int(np.size(tensor) - np.count_nonzero(np.isfinite(tensor)))
+            raise CheckpointError(
+                f"{source}: tensor {name} holds NaN or inf ({bad} of {tensor.size} values); the weights were refused. "
+                "Retrain or restore a checkpoint saved before training diverged"
+            )
     treedef = jax.tree_util.tree_structure(template)
-    leaves = [found[name].astype(expected[name].dtype) for name in expected]
+    leaves = [found[name].astype(dtype) for name, (_, dtype) in expected.items()]
     return jax.tree_util.tree_unflatten(treedef, leaves)
 
 
+def flatten_abstract(tree: Any) -> dict[str, Any]:
+    """`flatten` for a tree whose leaves may be abstract (`jax.ShapeDtypeStruct`): leaves kept as they are."""
+    leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
+    return {"/".join(_key_name(entry) for entry in path): leaf for path, leaf in leaves}
+
+
 def initial_policy(config: PPOConfig, env: Any) -> Policy:
-    """A freshly initialised policy for `env` as `config` describes it: the template checkpoints load into."""
+    """A freshly initialised policy for `env` as `config` describes it."""
     model = model_for(env, config)
     normalizer = ObsNormalizer.create(model.obs_dim, model.global_obs_dim) if config.normalize_obs else None
     return Policy(model, model.init(jax.random.key(0)), normalizer)
+
+
+def policy_shapes(config: PPOConfig, env: Any) -> Policy:
+    """The template checkpoints load into: `initial_policy`'s shapes and dtypes, computed abstractly (no memory used)."""
+    return jax.eval_shape(lambda: initial_policy(config, env))
 
 
 def package_versions() -> dict[str, str]:
@@ -109,20 +161,50 @@ def config_to_dict(config: PPOConfig) -> dict[str, Any]:
     return {"algorithm": algorithm, "hyperparameters": fields}
 
 
-def config_from_dict(data: dict[str, Any]) -> PPOConfig:
-    """The inverse of `config_to_dict`; unknown or misspelt hyperparameters are an error, not ignored."""
+def config_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> PPOConfig:
+    """The inverse of `config_to_dict`; unknown, misspelt or mistyped hyperparameters are an error, not ignored."""
     algorithm = data.get("algorithm")
     if algorithm not in ALGORITHMS:
-        raise CheckpointError(f"config: algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}")
+        raise CheckpointError(f"{source}: algorithm must be one of {sorted(ALGORITHMS)}, got {algorithm!r}")
     cls = ALGORITHMS[algorithm]
-    values = dict(data.get("hyperparameters") or {})
+    values = data.get("hyperparameters") or {}
+    if not isinstance(values, dict):
+        raise CheckpointError(f"{source}: hyperparameters must be a mapping name: value, got {type(values).__name__} {values!r}")
+    defaults = cls()
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise CheckpointError(f"config: unknown {algorithm} hyperparameters {unknown}; known ones are {sorted(known)}")
-    if "hidden_sizes" in values:
-        values["hidden_sizes"] = tuple(values["hidden_sizes"])
-    return cls(**values)
+        raise CheckpointError(f"{source}: unknown {algorithm} hyperparameters {unknown}; known ones are {sorted(known)}")
+    values = {name: _checked_value(name, value, getattr(defaults, name), source) for name, value in values.items()}
+    try:
+        return cls(**values)
+    except ValueError as error:
+        raise CheckpointError(f"{source}: {error}") from error
+
+
+def _checked_value(name: str, value: Any, default: Any, source: str) -> Any:
+    """`value` if it has the type of the hyperparameter's default (ints are floats too; hidden_sizes positive ints)."""
+    if isinstance(default, tuple):
+        if isinstance(value, list | tuple) and value and all(type(n) is int and n > 0 for n in value):
+            return tuple(value)
+        expected = "a non-empty list of positive integers"
+    elif isinstance(default, bool):
+        if type(value) is bool:
+            return value
+        expected = "true or false"
+    elif isinstance(default, int):
+        if type(value) is int:
+            return value
+        expected = "an integer"
+    elif isinstance(default, float):
+        if type(value) in (int, float) and math.isfinite(value):
+            return float(value)
+        expected = "a finite number"
+    else:
+        if isinstance(value, str):
+            return value
+        expected = "a string"
+    raise CheckpointError(f"{source}: hyperparameter {name} must be {expected}, got {value!r}; fix it in the config")
 
 
 def save_config(config: PPOConfig, path: str | os.PathLike[str]) -> None:
@@ -133,10 +215,27 @@ def save_config(config: PPOConfig, path: str | os.PathLike[str]) -> None:
 
 def load_config(path: str | os.PathLike[str]) -> PPOConfig:
     """Read a config written by `save_config`."""
-    data = yaml.safe_load(Path(path).read_text())
-    if not isinstance(data, dict):
-        raise CheckpointError(f"{path}: expected a YAML mapping with 'algorithm' and 'hyperparameters'")
-    return config_from_dict(data)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise CheckpointError(f"cannot read the config {path}: {error.strerror or error}") from error
+    return config_from_bytes(data, os.fspath(path))
+
+
+def config_from_bytes(data: bytes, source: str = CONFIG_FILE) -> PPOConfig:
+    """The config in YAML `data` (safe YAML only: no tags that build objects)."""
+    try:
+        parsed = yaml.safe_load(data)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise CheckpointError(
+            f"{source} is not valid YAML{where}: {problem}; fix it (a config is the mapping `parallax-zoo train` writes)"
+        ) from error
+    if not isinstance(parsed, dict):
+        raise CheckpointError(f"{source}: expected a YAML mapping with 'algorithm' and 'hyperparameters'")
+    return config_from_dict(parsed, source)
 
 
 def save(directory: str | os.PathLike[str], policy: Policy, config: PPOConfig) -> None:
@@ -149,5 +248,11 @@ def save(directory: str | os.PathLike[str], policy: Policy, config: PPOConfig) -
 def load(directory: str | os.PathLike[str], env: Any) -> tuple[Policy, PPOConfig]:
     """The policy and config saved in `directory`, checked against the network `env` and the config imply."""
     directory = Path(directory)
-    config = load_config(directory / CONFIG_FILE)
-    return load_policy(directory / MODEL_FILE, initial_policy(config, env)), config
+    return load_bytes((directory / CONFIG_FILE).read_bytes(), (directory / MODEL_FILE).read_bytes(), env, str(directory))
+
+
+def load_bytes(config: bytes, model: bytes, env: Any, source: str = "") -> tuple[Policy, PPOConfig]:
+    """`load` from the two files' bytes (those a caller already hash-checked); `source` names them in errors."""
+    prefix = f"{source}/" if source else ""
+    parsed = config_from_bytes(config, prefix + CONFIG_FILE)
+    return policy_from_bytes(model, policy_shapes(parsed, env), prefix + MODEL_FILE), parsed

@@ -88,6 +88,13 @@ class EvalResult:
     opponents: dict[str, dict[str, float]] = field(default_factory=dict)
     finished: float = 1.0
     versions: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    """Where the policy's files came from: {"repo", "commit", "files": {filename: sha256}} for Hub policies."""
+
+    @property
+    def finite(self) -> bool:
+        """Whether every score is a finite number (a diverged policy's NaN is not a score)."""
+        return bool(np.isfinite(np.asarray(self.scores, dtype=float)).all()) and self.episodes > 0
 
     @property
     def episodes(self) -> int:
@@ -95,11 +102,13 @@ class EvalResult:
 
     @property
     def mean(self) -> float:
-        return float(np.mean(self.scores))
+        with np.errstate(invalid="ignore"):
+            return float(np.mean(self.scores))
 
     @property
     def std(self) -> float:
-        return float(np.std(self.scores))
+        with np.errstate(invalid="ignore"):
+            return float(np.std(self.scores))
 
     @property
     def ci95(self) -> tuple[float, float]:
@@ -114,22 +123,24 @@ class EvalResult:
         return int(version) if head and version.isdigit() else None
 
     def to_json(self) -> dict[str, Any]:
-        """Everything about the result as plain JSON data."""
-        return {
+        """Everything about the result as plain, strict JSON data: a non-finite number is null, and `finite` false."""
+        data = {
             "env_id": self.env_id,
             "env_version": self.env_version,
             "policy": self.policy,
             "protocol": {**asdict(self.protocol), "opponents": list(self.protocol.opponents)},
             "episodes": self.episodes,
-            "mean": self.mean,
-            "std": self.std,
-            "ci95": list(self.ci95),
-            "finished": self.finished,
-            "per_agent": list(self.per_agent),
-            "opponents": self.opponents,
-            "scores": list(self.scores),
+            "finite": self.finite,
+            "mean": _finite_or_none(self.mean),
+            "std": _finite_or_none(self.std),
+            "ci95": [_finite_or_none(bound) for bound in self.ci95],
+            "finished": _finite_or_none(self.finished),
+            "per_agent": [_finite_or_none(x) for x in self.per_agent],
+            "opponents": {name: {k: _finite_or_none(v) for k, v in record.items()} for name, record in self.opponents.items()},
+            "scores": [_finite_or_none(x) for x in self.scores],
             "versions": self.versions,
         }
+        return data | ({"provenance": self.provenance} if self.provenance else {})
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EvalResult:
@@ -140,18 +151,29 @@ class EvalResult:
             env_id=data["env_id"],
             policy=data["policy"],
             protocol=EvalProtocol(**fields),
-            scores=tuple(data["scores"]),
-            per_agent=tuple(data.get("per_agent", ())),
-            opponents=data.get("opponents", {}),
-            finished=data.get("finished", 1.0),
+            scores=tuple(_number(x) for x in data["scores"]),
+            per_agent=tuple(_number(x) for x in data.get("per_agent", ())),
+            opponents={name: {k: _number(v) for k, v in record.items()} for name, record in data.get("opponents", {}).items()},
+            finished=_number(data.get("finished", 1.0)),
             versions=data.get("versions", {}),
+            provenance=data.get("provenance", {}),
         )
 
     def save(self, path: str | Path) -> Path:
-        """Write the result as JSON (through a temporary file)."""
+        """Write the result as strict JSON (no bare NaN), through a temporary file."""
         path = Path(path)
-        write_text_atomic(path, json.dumps(self.to_json(), indent=2) + "\n")
+        write_text_atomic(path, json.dumps(self.to_json(), indent=2, allow_nan=False) + "\n")
         return path
+
+
+def _finite_or_none(value: float) -> float | None:
+    """`value`, or None (JSON null) when it is NaN or infinite."""
+    return value if math.isfinite(value) else None
+
+
+def _number(value: float | None) -> float:
+    """A number read back from JSON: null (a non-finite value) becomes NaN."""
+    return math.nan if value is None else float(value)
 
 
 def as_player(env: Any, policy: Policy | RolloutPolicy | str, greedy: bool) -> RolloutPolicy:
@@ -175,6 +197,7 @@ def evaluate(
     baseline: Policy | None = None,
     episodes: int | None = None,
     mesh: Mesh | None = None,
+    provenance: dict[str, Any] | None = None,
 ) -> EvalResult:
     """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env_id` under its fixed protocol.
 
@@ -184,6 +207,7 @@ def evaluate(
     for quick looks only: such a result does not compare with published ones.
     `mesh` (`agents.sharding.default_mesh()`) splits the episodes across its
     devices; the episode count must be a multiple of the device count.
+    `provenance` (from `loading.resolve_policy`) is recorded in the result as it is.
     """
     env_spec = registry.spec(env_id)
     fixed = protocol(env_spec)
@@ -209,6 +233,7 @@ def evaluate(
             per_agent=tuple(float(s) for s in returns.mean(axis=0)),
             finished=float(np.mean(finished)),
             versions=package_versions(),
+            provenance=provenance or {},
         )
     results: dict[str, dict[str, float]] = {}
     first_scores: tuple[float, ...] = ()
@@ -221,7 +246,8 @@ def evaluate(
         if index == 0:
             first_scores = tuple(float(s) for s in side_returns)
     return EvalResult(
-        env_id=env_id, policy=label, protocol=fixed, scores=first_scores, opponents=results, versions=package_versions()
+        env_id=env_id, policy=label, protocol=fixed, scores=first_scores, opponents=results, versions=package_versions(),
+        provenance=provenance or {},
     )
 
 

@@ -4,7 +4,9 @@ Scores are normalised per env so that 0 is the uniformly random player and 1
 the pinned baseline (its reference score). For zero-sum games the entrants
 with policies also meet in a round robin (with the random player and the
 baseline); Elo ratings come from a Bradley-Terry fit to those games, draws
-counting half, anchored so that the random player rates 1000.
+counting half, anchored so that the random player rates 1000. A result whose
+scores are not all finite (a diverged policy) is ranked last, with a note,
+never above a finite one.
 """
 
 from __future__ import annotations
@@ -31,8 +33,16 @@ from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.scoring.evaluation import EvalProtocol, EvalResult, as_player, evaluate, protocol
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.scoring import compiled
+from parallax_zoo.errors import UserError
 
 RANDOM_ELO = 1000.0
+NON_FINITE_NOTE = "non-finite scores (NaN or inf): ranked last"
+RESULT_KEYS = {"env_id": str, "policy": str, "protocol": dict, "scores": list}
+"""The keys a results file must hold, with their JSON types; the others `EvalResult.to_json` writes are optional."""
+
+
+class LeaderboardInputError(UserError, ValueError):
+    """A results file is unreadable, malformed, or duplicates another's policy; the board is not made."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,7 @@ class Row:
     episodes: int
     normalised: float | None
     elo: float | None = None
+    note: str = ""
 
 
 @dataclass
@@ -106,7 +117,7 @@ class Leaderboard:
 
     rows: list[Row] = field(default_factory=list)
 
-    COLUMNS = ("env", "rank", "entrant", "score", "95% CI", "normalised", "Elo", "episodes")
+    COLUMNS = ("env", "rank", "entrant", "score", "95% CI", "normalised", "Elo", "episodes", "note")
 
     def _cells(self) -> list[tuple[str, ...]]:
         cells = []
@@ -118,9 +129,10 @@ class Leaderboard:
                     row.entrant,
                     f"{row.mean:.3f}",
                     f"[{row.ci95[0]:.3f}, {row.ci95[1]:.3f}]",
-                    "-" if row.normalised is None else f"{row.normalised:.3f}",
+                    "-" if row.normalised is None or not math.isfinite(row.normalised) else f"{row.normalised:.3f}",
                     "-" if row.elo is None else f"{row.elo:.0f}",
                     str(row.episodes),
+                    row.note,
                 ))
         return cells
 
@@ -171,13 +183,73 @@ def _scored_alike(a: EvalProtocol, b: EvalProtocol) -> bool:
 
 
 def load_results(folder: str | Path) -> list[EvalResult]:
-    """Every evaluation result (`*.json` written by `EvalResult.save`) in `folder`."""
-    results = []
-    for path in sorted(Path(folder).glob("*.json")):
-        data = json.loads(path.read_text())
-        if isinstance(data, dict) and {"env_id", "protocol", "scores"} <= set(data):
-            results.append(EvalResult.from_json(data))
+    """Every evaluation result (`*.json` written by `EvalResult.save`) in `folder` (or the one file `folder` names).
+
+    Fatal, as a `LeaderboardInputError` naming the file and the field: a path that does not exist, a folder
+    without results, a file that is not UTF-8 JSON or not a result, and two files with the same policy on one env.
+    """
+    path = Path(folder)
+    if not path.exists():
+        raise LeaderboardInputError(f"--results {path}: no such file or folder; give the folder `eval --out` wrote results into")
+    paths = [path] if path.is_file() else sorted(path.glob("*.json"))
+    if not paths:
+        raise LeaderboardInputError(f"--results {path}: the folder holds no *.json results; write some with "
+                                    "`parallax-zoo eval ID --policy P --out FOLDER/NAME.json`")
+    results, seen = [], {}
+    for file in paths:
+        result = _read_result(file)
+        key = (result.env_id, result.policy)
+        if key in seen:
+            raise LeaderboardInputError(
+                f"{seen[key]} and {file} both hold results of policy {result.policy!r} on {result.env_id}; the board "
+                "was not made (fatal). Keep one file, or give the other run its own name (its 'policy' field)"
+            )
+        seen[key] = file
+        results.append(result)
     return results
+
+
+def _read_result(file: Path) -> EvalResult:
+    """One results file, checked field by field; any problem is fatal and names the file and the field."""
+
+    def refuse(field_name: str, problem: str) -> LeaderboardInputError:
+        return LeaderboardInputError(f"{file}: {field_name}: {problem}; the board was not made (fatal). "
+                                     "Fix the file, or move it out of the results folder")
+
+    try:
+        data = json.loads(file.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise refuse("(whole file)", f"not UTF-8 text (byte {error.start})") from error
+    except json.JSONDecodeError as error:
+        raise refuse("(whole file)", f"not JSON ({error.msg} at line {error.lineno}, column {error.colno})") from error
+    if not isinstance(data, dict):
+        raise refuse("(whole file)", f"expected a JSON object as `parallax-zoo eval --out` writes, got {type(data).__name__}")
+    for name, kind in RESULT_KEYS.items():
+        if name not in data:
+            raise refuse(name, "missing")
+        if not isinstance(data[name], kind):
+            raise refuse(name, f"expected a JSON {kind.__name__}, got {type(data[name]).__name__}")
+    if not data["scores"]:
+        raise refuse("scores", "empty; a result holds one score per episode")
+    bad = [x for x in data["scores"] if x is not None and (type(x) not in (int, float))]
+    if bad:
+        raise refuse("scores", f"expected numbers (or null for a non-finite one), found {bad[0]!r}")
+    if data["env_id"] not in registry.list_envs():
+        raise refuse("env_id", f"{data['env_id']!r} is not a registered env id")
+    fields = {f.name: f for f in dataclasses.fields(EvalProtocol)}
+    given = data["protocol"]
+    missing, extra = sorted(set(fields) - set(given)), sorted(set(given) - set(fields))
+    if missing or extra:
+        problem = "; ".join([f"missing {missing}"] * bool(missing) + [f"unexpected {extra}"] * bool(extra))
+        raise refuse("protocol", problem)
+    for name, value in given.items():
+        expected = {"env_id": str, "opponents": list, "greedy": bool, "zero_sum": bool}.get(name, int)
+        if type(value) is not expected:
+            raise refuse(f"protocol.{name}", f"expected a JSON {expected.__name__}, got {value!r}")
+    try:
+        return EvalResult.from_json(data)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise refuse("(a field)", str(error)) from error
 
 
 def leaderboard(
@@ -193,10 +265,19 @@ def leaderboard(
     by_env: dict[str, dict[str, EvalResult]] = {}
     for result in results:
         if _scored_alike(result.protocol, protocol(result.env_id)):
+            if result.policy in by_env.get(result.env_id, {}):
+                raise LeaderboardInputError(
+                    f"two results of policy {result.policy!r} on {result.env_id}; give each run its own name"
+                )
             by_env.setdefault(result.env_id, {})[result.policy] = result
     entrants = entrants or {}
     for env_id, named in entrants.items():
         for name, policy in named.items():
+            if name in by_env.get(env_id, {}):
+                raise LeaderboardInputError(
+                    f"the entrant {name!r} on {env_id} has the name of a result in --results; the board was not made. "
+                    "Rename one of them"
+                )
             by_env.setdefault(env_id, {})[name] = evaluate(env_id, policy, name=name)
     rows: list[Row] = []
     for env_id in sorted(by_env):
@@ -210,7 +291,7 @@ def leaderboard(
 
                 players[BASELINE] = load_baseline(env_id)
             ratings = elo_ratings(round_robin(env_id, players))
-        ranked = sorted(by_env[env_id].values(), key=lambda r: r.mean, reverse=True)
+        ranked = sorted(by_env[env_id].values(), key=lambda r: (r.finite, r.mean if r.finite else 0.0), reverse=True)
         for result in ranked:
             rows.append(Row(
                 env_id=env_id,
@@ -220,5 +301,6 @@ def leaderboard(
                 episodes=result.episodes,
                 normalised=normalise(result.mean, random_score, env_spec.reference_score),
                 elo=ratings.get(result.policy),
+                note="" if result.finite else NON_FINITE_NOTE,
             ))
     return Leaderboard(rows)

@@ -1,21 +1,36 @@
-"""Finding a policy by name: the pinned baseline, a local folder, a Hub repo, or the random player.
+"""Finding a policy by name: the pinned baseline, a local folder, a Hub repo at a commit, or the random player.
 
 One place that evaluation, the leaderboard and the command line all load
 policies through. A policy folder holds `config.yaml` and `model.safetensors`
-(`parallax_zoo.scoring.checkpoint`); weights are safetensors only.
+(`parallax_zoo.scoring.checkpoint`); weights are safetensors only. Every file
+is read once: the bytes that are hash-checked are the bytes that are parsed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.errors import UserError
 from parallax_zoo.scoring import checkpoint, hub
 from parallax_zoo.agents.policy import Policy
 
 POLICY_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE)
+
+
+class PolicyNotFoundError(UserError, FileNotFoundError):
+    """A policy named on the command line is neither a known name nor a policy folder."""
+
+
+class ResolvedPolicy(NamedTuple):
+    """A policy named on the command line: what acts, the name results record, and where its files came from."""
+
+    policy: Policy | str
+    name: str
+    provenance: dict[str, Any]
+    """For Hub and baseline policies: {"repo": ..., "commit": ..., "files": {filename: sha256}}; else empty."""
 
 
 def load_folder(folder: str | Path, env: Any) -> Policy:
@@ -23,50 +38,69 @@ def load_folder(folder: str | Path, env: Any) -> Policy:
     folder = Path(folder)
     missing = [name for name in POLICY_FILES if not (folder / name).is_file()]
     if missing:
-        raise FileNotFoundError(f"{folder} is not a policy folder: it lacks {', '.join(missing)} (written by `parallax-zoo train`)")
-    policy, _ = checkpoint.load(folder, env)
+        raise PolicyNotFoundError(
+            f"{folder} is not a policy folder: it lacks {', '.join(missing)} (written by `parallax-zoo train`)"
+        )
+    return load_files(hub.VerifiedFiles(folder, {name: (folder / name).read_bytes() for name in POLICY_FILES}, {}), env)
+
+
+def load_files(files: hub.VerifiedFiles, env: Any) -> Policy:
+    """The policy in a folder's config and weights, parsed from the bytes already read (and checked), fitted to `env`."""
+    contents = files.contents
+    policy, _ = checkpoint.load_bytes(contents[checkpoint.CONFIG_FILE], contents[checkpoint.MODEL_FILE], env, str(files.folder))
     policy.check_fits(env)
     return policy
 
 
-def baseline_folder(env_id: str) -> Path:
-    """The folder holding `env_id`'s baseline at the revision registry.yaml pins, every file's sha256 checked.
+def baseline_files(env_id: str) -> hub.VerifiedFiles:
+    """The files of `env_id`'s baseline at the revision registry.yaml pins, each sha256-checked, with their bytes.
 
     Looks in the local mirror (`baselines/` or `$PARALLAX_ZOO_BASELINES`), then the
     Hub cache, then downloads; honours `HF_HUB_OFFLINE` and `HF_ENDPOINT`.
     """
     pin = registry.spec(env_id).baseline
     if pin is None:
-        raise LookupError(f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`")
-    return hub.fetch_baseline(pin, hub.mirror_folder(env_id))
+        raise hub.BaselineNotPinnedError(
+            f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`"
+        )
+    return hub.fetch_baseline_files(pin, hub.mirror_folder(env_id))
 
 
 def load_baseline(env_id: str) -> Policy:
-    """The baseline of `env_id` at the revision registry.yaml pins, every file's sha256 checked (`baseline_folder`)."""
-    return load_folder(baseline_folder(env_id), registry.make(env_id))
+    """The baseline of `env_id` at the revision registry.yaml pins, parsed from the bytes that were checked (`baseline_files`)."""
+    return load_files(baseline_files(env_id), registry.make(env_id))
 
 
-def load_hub(repo_and_revision: str, env_id: str) -> Policy:
-    """A policy from a Hub model repo, `REPO` or `REPO@REVISION`: only its config and safetensors are fetched."""
-    return load_folder(hub.download_files(repo_and_revision, POLICY_FILES), registry.make(env_id))
+def load_hub(repo_and_commit: str, env_id: str) -> tuple[Policy, dict[str, Any]]:
+    """A policy from a Hub model repo at a commit, `REPO@<40-hex commit>`, and its provenance.
+
+    Only config.yaml and model.safetensors are fetched, each checked against the hash the Hub reports
+    for it at that commit. The provenance records the repo, the commit and each file's sha256.
+    """
+    repo_id, commit = hub.parse_repo_at_commit(repo_and_commit)
+    files = hub.fetch_hub_files(repo_and_commit, POLICY_FILES)
+    provenance = {"repo": repo_id, "commit": commit, "files": dict(files.sha256)}
+    return load_files(files, registry.make(env_id)), provenance
 
 
-def resolve_policy(source: str, env_id: str) -> tuple[Policy | str, str]:
-    """A policy named on the command line, and the name results record it under.
+def resolve_policy(source: str, env_id: str) -> ResolvedPolicy:
+    """A policy named on the command line, the name results record it under, and its provenance.
 
-    `baseline`, `random`, `hub:REPO[@REVISION]`, or a path to a policy folder.
+    `baseline`, `random`, `hub:REPO@COMMIT`, or a path to a policy folder.
     """
     if source == RANDOM:
-        return RANDOM, RANDOM
+        return ResolvedPolicy(RANDOM, RANDOM, {})
     if source == BASELINE:
         pin = registry.spec(env_id).baseline
         label = BASELINE if pin is None else f"{BASELINE}:{pin.repo_id}@{pin.revision}"
-        return load_baseline(env_id), label
+        provenance = {} if pin is None else {"repo": pin.repo_id, "commit": pin.revision, "files": dict(pin.files)}
+        return ResolvedPolicy(load_baseline(env_id), label, provenance)
     if source.startswith("hub:"):
-        return load_hub(source.removeprefix("hub:"), env_id), source
+        policy, provenance = load_hub(source.removeprefix("hub:"), env_id)
+        return ResolvedPolicy(policy, source, provenance)
     path = Path(source)
     if not path.exists():
-        raise FileNotFoundError(
-            f"no policy {source!r}: use 'baseline', 'random', 'hub:REPO@REVISION' or the path of a policy folder"
+        raise PolicyNotFoundError(
+            f"no policy {source!r}: use 'baseline', 'random', 'hub:REPO@COMMIT' or the path of a policy folder"
         )
-    return load_folder(path, registry.make(env_id)), str(path)
+    return ResolvedPolicy(load_folder(path, registry.make(env_id)), str(path), {})
