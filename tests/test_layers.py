@@ -17,12 +17,14 @@ REPO = Path(__file__).resolve().parent.parent
 ALLOWED: dict[str, tuple[str, ...]] = {
     "parallax": ("parallax",),
     "parallax_zoo/atomic.py": (),
+    "parallax_zoo/errors.py": (),
     "parallax_zoo/envs": ("parallax", "parallax_zoo.envs"),
     "parallax_zoo/agents": ("parallax", "parallax_zoo.agents"),
-    "parallax_zoo/catalogue": ("parallax", "parallax_zoo.atomic", "parallax_zoo.catalogue"),
+    "parallax_zoo/catalogue": ("parallax", "parallax_zoo.atomic", "parallax_zoo.errors", "parallax_zoo.catalogue"),
     "parallax_zoo/scoring": (
         "parallax",
         "parallax_zoo.atomic",
+        "parallax_zoo.errors",
         "parallax_zoo.envs",
         "parallax_zoo.agents",
         "parallax_zoo.catalogue",
