@@ -22,6 +22,7 @@ from parallax.wrappers import (
     EpisodeStats,
     RecordEpisodeStatistics,
     TimeLimit,
+    ValidateActions,
     VmapWrapper,
     Wrapper,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Space",
     "State",
     "TimeLimit",
+    "ValidateActions",
     "VectorEnv",
     "VmapWrapper",
     "Wrapper",

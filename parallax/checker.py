@@ -4,7 +4,10 @@ It runs the env eagerly, under `jit`, `vmap` and `lax.scan`, and raises a
 `ProtocolError` naming the rule broken, the field and the step. The rules
 checked are DESIGN.md section 4's: a stable treedef and dtypes, spaces that
 contain what the env emits, `step_count` incrementing, determinism for equal
-keys, and for multi-agent envs seed 000's rules 1-6.
+keys, and for multi-agent envs seed 000's rules 1-6; and that actions outside
+the action space leave the state finite (README, "Out-of-range actions").
+Compiled runs go through `checkify`, so envs that check their own inputs
+(`ValidateActions`) are checked too.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import checkify
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import MARLState, State, action_mask_of, is_key, is_key_dtype
-from parallax.spaces import Space, sample_legal
+from parallax.spaces import Space, out_of_range_actions, sample_legal
 
 
 class ProtocolError(Exception):
@@ -195,11 +199,58 @@ def _raise_first(flags: dict[str, np.ndarray], step_offset: int) -> None:
         raise ProtocolError(rule, field, "violated", step + step_offset)
 
 
+def _compiled(function: Any) -> Any:
+    """`jax.jit(function)` under `checkify`: a failed check inside the env is a `ProtocolError`."""
+    checked = checkify.checkify(jax.jit(function))
+
+    def run(*args: Any) -> Any:
+        error, out = checked(*args)
+        message = error.get()
+        if message is not None:
+            raise ProtocolError("checks", "state", f"a check in the env failed on a legal action: {message}")
+        return out
+
+    return run
+
+
+def _check_out_of_range_actions(env: Any, state: Any) -> None:
+    """Step `state` once with each of a few actions outside the action space; the state must stay finite.
+
+    An env may refuse them instead, with a `checkify` error (`ValidateActions`).
+    """
+    actions = out_of_range_actions(env.action_space)
+    if not actions:
+        return
+    batch = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *actions)
+    try:
+        error, stepped = checkify.checkify(jax.jit(jax.vmap(lambda action: env.step(state, action))))(batch)
+    except (TypeError, ValueError, IndexError) as failure:
+        raise ProtocolError("out-of-range actions", "action", f"step raised {type(failure).__name__}: {failure}", 1) from failure
+    if error.get() is not None:
+        return
+    before = jax.tree_util.tree_leaves_with_path(_comparable(state))
+    after = jax.tree_util.tree_leaves(_comparable(stepped))
+    for (path, old), new in zip(before, after):
+        if not jnp.issubdtype(jnp.result_type(old), jnp.inexact) or not np.all(np.isfinite(np.asarray(old))):
+            continue
+        finite = np.isfinite(np.asarray(new)).reshape(len(actions), -1).all(axis=1)
+        if not finite.all():
+            action = actions[int(np.argmin(finite))]
+            raise ProtocolError(
+                "out-of-range actions",
+                jax.tree_util.keystr(path).lstrip("."),
+                f"stepping with {action} (outside {env.action_space!r}) made it non-finite; give actions outside "
+                "the space one meaning, e.g. clip them into it with parallax.spaces.clip_action",
+                1,
+            )
+
+
 def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
     """Check `env` against the protocol; raise `ProtocolError` at the first violation.
 
     Runs `num_steps` random (legal, where masked) steps under `lax.scan`,
-    resetting finished episodes, plus eager, `jit` and `vmap` calls.
+    resetting finished episodes, plus eager, `jit` and `vmap` calls, and one
+    step with each of a few out-of-range actions.
     """
     _check_spaces(env)
     key = jax.random.key(seed)
@@ -223,7 +274,7 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
     for got, how in (
         (_signature(next_state), "step"),
         (_signature(jax.jit(lambda k: env.reset(key=k))(reset_key)), "jit(reset)"),
-        (_signature(jax.jit(env.step)(state, action)), "jit(step)"),
+        (_signature(_compiled(env.step)(state, action)), "jit(step)"),
     ):
         if got != expected:
             raise ProtocolError("stable pytree", "state", f"{how} differs from reset: {_describe_difference(expected, got)}")
@@ -237,7 +288,8 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
         return _step_violations(env, carry, step_key)
 
     try:
-        _, flags = jax.jit(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, num_steps)))(state, scan_key)
+        _, flags = _compiled(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, num_steps)))(state, scan_key)
     except (TypeError, ValueError) as error:
         raise ProtocolError("stable pytree", "state", f"lax.scan over step failed: {error}") from error
     _raise_first({k: np.asarray(v) for k, v in flags.items()}, 1)
+    _check_out_of_range_actions(env, state)

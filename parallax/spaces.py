@@ -359,7 +359,10 @@ def sample_legal(space: Space, *, key: PRNGKeyArray, mask: Array | None = None) 
 def check_action(space: Space, action: Any, batch_shape: Shape = (), where: str = "step") -> None:
     """Raise a `ValueError` unless `action` has the shape and dtype kind `space` expects.
 
-    Shapes and dtypes are static, so this costs nothing inside `jit`.
+    Integer spaces (`Discrete`, `MultiDiscrete`, integer `Box`) take integer
+    actions, never floats or bools; `MultiBinary` also takes bools; a float
+    `Box` takes floats or integers, never bools. Shapes and dtypes are static,
+    so this costs nothing inside `jit`.
     """
     if isinstance(space, PyTreeSpace):
         try:
@@ -377,10 +380,82 @@ def check_action(space: Space, action: Any, batch_shape: Shape = (), where: str 
             raise ValueError(f"{where}: expected an action of shape {expected_shape} for {space!r}, got shape {got_shape}.")
         return
     expected_dtype = jnp.dtype(space.dtype)
-    integer_space = jnp.issubdtype(expected_dtype, jnp.integer) or expected_dtype == jnp.bool_
-    integer_action = jnp.issubdtype(got_dtype, jnp.integer) or got_dtype == jnp.bool_
-    if got_shape != expected_shape or (integer_space and not integer_action):
+    if got_shape != expected_shape or not _dtype_accepted(space, expected_dtype, got_dtype):
         raise ValueError(
             f"{where}: expected an action of shape {expected_shape} and dtype {expected_dtype.name} "
             f"for {space!r}, got shape {got_shape} and dtype {got_dtype.name}."
+            + _dtype_hint(expected_dtype, got_dtype)
         )
+
+
+def _dtype_accepted(space: Space, expected: np.dtype, got: np.dtype) -> bool:
+    """Whether an action of dtype `got` is the kind `space` (of dtype `expected`) takes; see `check_action`."""
+    got_bool = got == jnp.bool_
+    if isinstance(space, MultiBinary) or expected == jnp.bool_:
+        return got_bool or jnp.issubdtype(got, jnp.integer)
+    if got_bool:
+        return False
+    if jnp.issubdtype(expected, jnp.integer):
+        return bool(jnp.issubdtype(got, jnp.integer))
+    return True
+
+
+def _dtype_hint(expected: np.dtype, got: np.dtype) -> str:
+    if got == expected or not jnp.issubdtype(expected, jnp.number):
+        return ""
+    return f" Cast it first, e.g. action.astype(jnp.{expected.name})."
+
+
+def clip_action(space: Space, action: Any) -> Any:
+    """`action` moved into `space`: each entry clipped to the nearest value the space allows.
+
+    This is what an out-of-range action means in the zoo's envs and adapters
+    (README, "Out-of-range actions"): a `Discrete` or `MultiDiscrete` entry
+    below 0 becomes 0 and one above the top becomes the top action; a `Box`
+    entry is clipped to `[low, high]`, and a NaN entry counts as 0 (then
+    clipped), so it applies no force; a `MultiBinary` entry is clipped to 0..1.
+    Actions already in the space come back unchanged. Other spaces are left alone.
+    """
+    if isinstance(space, PyTreeSpace):
+        leaves = space._treedef.flatten_up_to(action)
+        return space._treedef.unflatten([clip_action(s, leaf) for s, leaf in zip(space._leaves, leaves)])
+    action = jnp.asarray(action)
+    if isinstance(space, Discrete):
+        return jnp.clip(action, 0, space.n - 1).astype(action.dtype)
+    if isinstance(space, MultiDiscrete):
+        return jnp.clip(action, 0, jnp.asarray(space.nvec - 1)).astype(action.dtype)
+    if isinstance(space, MultiBinary):
+        return action if action.dtype == jnp.bool_ else jnp.clip(action, 0, 1).astype(action.dtype)
+    if isinstance(space, Box):
+        if jnp.issubdtype(action.dtype, jnp.inexact):
+            action = jnp.where(jnp.isnan(action), jnp.zeros_like(action), action)
+        return jnp.clip(action, space.low, space.high).astype(action.dtype)
+    return action
+
+
+def out_of_range_actions(space: Space) -> list[Any]:
+    """A few actions of the right shape and dtype that `space` does not contain (none where there are none).
+
+    Integers: `n` for a `Discrete(n)`, `-1` and the dtype's largest value;
+    floats: NaN, +inf, -inf and the dtype's extremes. `check_env` steps envs with them.
+    """
+    if isinstance(space, PyTreeSpace):
+        per_leaf = [out_of_range_actions(s) for s in space._leaves]
+        fallback = [s.sample(key=jax.random.key(0)) for s in space._leaves]
+        count = max(len(actions) for actions in per_leaf)
+        return [
+            space._treedef.unflatten([a[i] if i < len(a) else f for a, f in zip(per_leaf, fallback)]) for i in range(count)
+        ]
+    dtype = jnp.dtype(space.dtype)
+    if jnp.issubdtype(dtype, jnp.integer):
+        info = jnp.iinfo(dtype)
+        values: list[Any] = [*([space.n] if isinstance(space, Discrete) else []), int(info.max), int(info.min)]
+        if info.min < 0:
+            values.append(-1)
+    elif jnp.issubdtype(dtype, jnp.floating):
+        info = jnp.finfo(dtype)
+        values = [np.nan, np.inf, -np.inf, float(info.max), float(info.min)]
+    else:
+        return []
+    actions = [jnp.full(space.shape, value, dtype) for value in values]
+    return [action for action in actions if not bool(space.contains(action))]

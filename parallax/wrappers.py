@@ -12,6 +12,8 @@ from typing import Any, Generic, cast
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.experimental import checkify
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from parallax.core import BaseEnv, EitherStateT, MARLState, State, fold_in_key, is_key_dtype, require_key
@@ -295,6 +297,53 @@ class RecordEpisodeStatistics(Wrapper[EitherStateT]):
         return dataclasses.replace(state, info=info)
 
 
+class ValidateActions(Wrapper[EitherStateT]):
+    """Refuses an action outside the action space, and a step from an episode that has ended.
+
+    Without it an out-of-range action has each env's documented meaning
+    (README, "Out-of-range actions"); with it, `step` checks
+    `action_space.contains(action)` and that the episode goes on, using
+    `jax.experimental.checkify`, and a failed check names the space and the
+    offending value. Called eagerly (vmapped or not), `step` raises on the
+    spot; inside `jit` or `lax.scan`, functionalize the outermost function
+    and throw its error:
+
+        err, state = checkify.checkify(jax.jit(env.step))(state, action)
+        err.throw()
+
+    An ended episode is a `done` state with `step_count > 0`: a state that
+    `AutoResetWrapper` restarted carries the old episode's flags with a fresh
+    `step_count` of 0, and steps on. Around a `VmapWrapper` it checks every env.
+    """
+
+    def step(self, state: EitherStateT, action: Array) -> EitherStateT:
+        batch_shape = (self.num_envs,) if hasattr(self.env, "num_envs") else ()
+        name = f"{type(self.unwrapped).__name__}.step"
+        check_action(self.action_space, action, batch_shape, where=name)
+        contains = self.action_space.contains
+        inside = jax.vmap(contains)(action) if batch_shape else contains(action)
+        checkify.check(
+            jnp.all(inside), f"{name}: action {{action}} is outside the action space {_describe(self.action_space)}", action=action
+        )
+        ended = state.done & (state.step_count > 0)
+        checkify.check(
+            ~jnp.any(ended),
+            f"{name}: the episode has ended (termination {{termination}}, truncation {{truncation}}); "
+            "reset it before stepping again",
+            termination=state.termination,
+            truncation=state.truncation,
+        )
+        return self.env.step(state, action)
+
+
+def _describe(space: Space) -> str:
+    """A space's repr, with its dtype where the repr leaves it out."""
+    dtype = space.dtype
+    if isinstance(dtype, np.dtype) and dtype.name not in repr(space):
+        return f"{space!r} of dtype {dtype.name}"
+    return repr(space)
+
+
 def _reward(state: State | MARLState) -> Array:
     """The reward to accumulate: the scalar one, or the per-agent slots."""
     if isinstance(state, MARLState):
@@ -307,6 +356,7 @@ __all__ = [
     "EpisodeStats",
     "RecordEpisodeStatistics",
     "TimeLimit",
+    "ValidateActions",
     "VmapWrapper",
     "Wrapper",
 ]

@@ -155,7 +155,7 @@ def test_bad_key_and_bad_action_are_rejected_with_the_method_named() -> None:
     state = env.reset(key=jax.random.key(0))
     with pytest.raises(ValueError, match=r"GridWorld.step: expected an action of shape \(\)"):
         env.step(state, jnp.zeros(2, jnp.int32))
-    with pytest.raises(ValueError, match="GridWorld needs size >= 2"):
+    with pytest.raises(ValueError, match="GridWorld: argument .size. must be an int >= 2, got 1"):
         GridWorld(size=1)
 
 

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import State, require_key
-from parallax.spaces import Box, PyTreeSpace, Space, check_action
+from parallax.spaces import Box, PyTreeSpace, Space, check_action, clip_action
 
 
 def first_given(*values: Any) -> Any:
@@ -86,6 +86,8 @@ class PhysicsAdapter:
     as brax's `EpisodeWrapper` counts them. An action is repeated
     `action_repeat` times and the rewards summed, stopping at the step on
     which the env ends so that the terminal observation is the true one.
+    Actions are clipped to [-1, 1] first, a NaN entry counting as 0 (README,
+    "Out-of-range actions").
     `reset` and `step` are jitted, so that stepping eagerly, as in a Python
     loop, runs one compiled program rather than thousands of small ones.
     """
@@ -137,7 +139,7 @@ class PhysicsAdapter:
         )
 
     def _step_unchecked(self, state: State, action: Array) -> State:
-        foreign, reward = self._repeated_step(state.env_state, action)
+        foreign, reward = self._repeated_step(state.env_state, clip_action(self.action_space, action))
         step_count = state.step_count + 1
         return State(
             env_state=foreign,

@@ -7,6 +7,11 @@ observation (DESIGN.md section 4). Termination is `step_env`'s flag;
 truncation is gymnax's own time limit, `is_truncated` against
 `params.max_steps_in_episode`, reported separately.
 
+gymnax gives out-of-range actions no meaning of their own (CartPole pushes
+with 99 times the force for action 99, a NaN torque turns Pendulum's state
+NaN), so the adapter clips every action into the action space first, a NaN
+entry counting as 0 (README, "Out-of-range actions").
+
 Because the adapter never calls gymnax's `step`, a few bsuite counters that
 gymnax's `DeepSea.step` carries across its own resets (`total_bad_episodes`,
 `denoised_return`) restart with every episode here.
@@ -28,7 +33,7 @@ from gymnax.environments.misc.meta_maze import MetaMaze
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import State, require_key
-from parallax.spaces import Box, Discrete, PyTreeSpace, Space, check_action
+from parallax.spaces import Box, Discrete, PyTreeSpace, Space, check_action, clip_action
 
 
 class GymnaxAdapter:
@@ -100,7 +105,7 @@ class GymnaxAdapter:
         else:
             next_key = step_key = state.key
         observation, env_state, reward, terminated, info = self.env.step_env(
-            step_key, state.env_state, action, self.params
+            step_key, state.env_state, clip_action(self.action_space, action), self.params
         )
         step_observation, step_env_state, _, _, step_info = self._step_signature
         return State(

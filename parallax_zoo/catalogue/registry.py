@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from parallax.wrappers import TimeLimit
+from parallax.wrappers import TimeLimit, ValidateActions
 from parallax_zoo.catalogue.foreign_envs import BUILDERS
 from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError
 from parallax_zoo.catalogue.player_names import RESERVED_PLAYERS
@@ -235,9 +235,12 @@ class Registry:
             f"parallax_zoo.list_envs() lists all {len(self._specs)} registered ids."
         )
 
-    def make(self, env_id: str, /, **overrides: Any) -> Any:
-        """Build `env_id` with its registered kwargs updated by `overrides`; native envs get `TimeLimit(max_steps)`."""
-        return build(self.spec(env_id), **overrides)
+    def make(self, env_id: str, /, *, validate: bool = False, **overrides: Any) -> Any:
+        """Build `env_id` with its registered kwargs updated by `overrides`; native envs get `TimeLimit(max_steps)`.
+
+        See `build`; `validate=True` adds `ValidateActions`.
+        """
+        return build(self.spec(env_id), validate=validate, **overrides)
 
     def list_envs(self, tag: str | None = None) -> list[str]:
         """Every registered id, sorted; only those carrying `tag` if given."""
@@ -291,15 +294,35 @@ def _id_problems(env_id: Any, adapter: Any) -> list[tuple[str, str]]:
     return []
 
 
-def build(env_spec: EnvSpec, /, **overrides: Any) -> Any:
-    """The env `env_spec` describes, its kwargs updated by `overrides`; native envs get `TimeLimit(max_steps)`."""
+def build(env_spec: EnvSpec, /, *, validate: bool = False, **overrides: Any) -> Any:
+    """The env `env_spec` describes, its kwargs updated by `overrides`; native envs get `TimeLimit(max_steps)`.
+
+    Every override is checked against the constructor's signature (name,
+    type, range) before anything is built. `validate=True` wraps the env in
+    `ValidateActions`, which refuses out-of-range actions and steps from an
+    ended episode.
+    """
     kwargs = {**env_spec.kwargs, **overrides}
     if env_spec.adapter is not None:
-        return BUILDERS[env_spec.adapter](env_spec.id, str(env_spec.foreign_id), kwargs, env_spec.max_steps)
-    env_class = _import_target(env_spec.id, "entry_point", str(env_spec.entry_point))
-    check_kwargs(env_spec.id, kwargs, env_class)
-    env = env_class(**kwargs)
-    return env if env_spec.max_steps is None else TimeLimit(env, env_spec.max_steps)
+        env = BUILDERS[env_spec.adapter](env_spec.id, str(env_spec.foreign_id), kwargs, env_spec.max_steps)
+    else:
+        env_class = _load_entry_point(env_spec)
+        check_kwargs(env_spec.id, kwargs, env_class)
+        env = env_class(**kwargs)
+        env = env if env_spec.max_steps is None else TimeLimit(env, env_spec.max_steps)
+    return ValidateActions(env) if validate else env
+
+
+def _load_entry_point(env_spec: EnvSpec) -> Any:
+    """The class or factory function `entry_point` names; anything else (a constant, a module) is refused."""
+    target = _import_target(env_spec.id, "entry_point", str(env_spec.entry_point))
+    if not callable(target):
+        raise InvalidSpecError(
+            repr(env_spec.id), "entry_point",
+            f"{env_spec.entry_point!r} names {type(target).__name__} {target!r}, not a class or factory function; "
+            "point it at the env's class, e.g. 'package.module:MyEnv'",
+        )
+    return target
 
 
 def scripted_opponent(env: str | EnvSpec, name: str) -> Any:
@@ -349,9 +372,10 @@ def spec(env_id: str) -> EnvSpec:
     return default_registry().spec(env_id)
 
 
-def make(env_id: str, /, **overrides: Any) -> Any:
-    """Build a registered env: entry point or adapter, kwargs updated by `overrides`, `TimeLimit` applied."""
-    return default_registry().make(env_id, **overrides)
+def make(env_id: str, /, *, validate: bool = False, **overrides: Any) -> Any:
+    """Build a registered env: entry point or adapter, kwargs updated by `overrides` (checked first), `TimeLimit`
+    applied; `validate=True` adds `ValidateActions`."""
+    return default_registry().make(env_id, validate=validate, **overrides)
 
 
 def list_envs(tag: str | None = None) -> list[str]:

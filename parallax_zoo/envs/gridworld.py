@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Annotated
 
 import jax
 import jax.numpy as jnp
@@ -11,8 +12,9 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from parallax import State, spaces
+from parallax.arguments import Range, check_arguments
 from parallax.core import require_key
-from parallax.spaces import check_action
+from parallax.spaces import check_action, clip_action
 from parallax_zoo.envs import rendering
 
 MOVES = np.array([[0, 1], [0, -1], [1, 0], [-1, 0]], dtype=np.int32)
@@ -41,7 +43,9 @@ class GridWorld:
 
     Observation: `[x, y, goal_x, goal_y]` as float32. The goal is uniform over
     the cells with both coordinates in `1 .. size - 1`. A move off the grid
-    leaves the agent where it is. The episode terminates on the goal.
+    leaves the agent where it is. The episode terminates on the goal. An
+    action outside `0 .. 3` is clipped into it (below 0 moves up, above 3
+    moves left; README, "Out-of-range actions").
 
     Reward: seed 000 pays `exp(-distance)` on every step, which makes loitering
     next to the goal worth more than reaching it. Here the same quantity is
@@ -54,11 +58,14 @@ class GridWorld:
     about 0.904 with the defaults.
     """
 
-    def __init__(self, size: int = 5, step_cost: float = 0.01, cell_pixels: int = 16):
-        if size < 2:
-            raise ValueError(f"GridWorld needs size >= 2 so that a goal differs from the start, got size={size}")
-        if step_cost < 0:
-            raise ValueError(f"GridWorld needs step_cost >= 0, got {step_cost}")
+    def __init__(
+        self,
+        size: Annotated[int, Range(ge=2)] = 5,
+        step_cost: Annotated[float, Range(ge=0)] = 0.01,
+        cell_pixels: Annotated[int, Range(ge=1)] = 16,
+    ):
+        """`size` is at least 2 so that a goal differs from the start."""
+        check_arguments(GridWorld, {"size": size, "step_cost": step_cost, "cell_pixels": cell_pixels}, type(self).__name__)
         self.size = size
         self.step_cost = float(step_cost)
         self.cell_pixels = cell_pixels
@@ -77,7 +84,8 @@ class GridWorld:
     def step(self, state: State, action: Array) -> State:
         check_action(self.action_space, action, (), f"{type(self).__name__}.step")
         grid: GridState = state.env_state
-        position = jnp.clip(grid.position + jnp.asarray(MOVES)[action], 0, self.size - 1)
+        move = jnp.asarray(MOVES)[clip_action(self.action_space, action)]
+        position = jnp.clip(grid.position + move, 0, self.size - 1)
         moved = dataclasses.replace(grid, position=position)
         reward = _potential(moved) - _potential(grid) - self.step_cost
         return self._state(moved, reward.astype(jnp.float32), state.step_count + 1, state.key)

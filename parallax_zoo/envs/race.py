@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import jax
 import jax.numpy as jnp
@@ -10,8 +11,9 @@ import numpy as np
 from jaxtyping import Array, Int, PRNGKeyArray
 
 from parallax import Agents, MARLState, spaces, stack_space
+from parallax.arguments import Range, check_arguments
 from parallax.core import require_key
-from parallax.spaces import check_action
+from parallax.spaces import check_action, clip_action
 from parallax_zoo.envs import rendering
 
 
@@ -32,7 +34,8 @@ def others_index(num_agents: int) -> np.ndarray:
 class Race:
     """`num_agents` agents start at cell 0 and race to cell `track_length`.
 
-    Action per slot: 1 moves one cell forward, 0 waits. An agent that reaches
+    Action per slot: 1 moves one cell forward, 0 waits; an action outside
+    0..1 is clipped into it (README, "Out-of-range actions"). An agent that reaches
     the finish goes inactive (seed 000, rules 1-3) and the episode terminates
     when every agent has finished.
 
@@ -46,9 +49,15 @@ class Race:
     `global_observation`: everyone's progress, then the active flags as 0/1.
     """
 
-    def __init__(self, num_agents: int = 3, track_length: int = 10, step_cost: float = 0.01, cell_pixels: int = 12):
-        if num_agents < 1 or track_length < 1:
-            raise ValueError(f"Race needs num_agents >= 1 and track_length >= 1, got {num_agents} and {track_length}")
+    def __init__(
+        self,
+        num_agents: Annotated[int, Range(ge=1)] = 3,
+        track_length: Annotated[int, Range(ge=1)] = 10,
+        step_cost: float = 0.01,
+        cell_pixels: Annotated[int, Range(ge=1)] = 12,
+    ):
+        arguments = {"num_agents": num_agents, "track_length": track_length, "step_cost": step_cost, "cell_pixels": cell_pixels}
+        check_arguments(Race, arguments, "Race")
         self.num_agents = num_agents
         self.track_length = track_length
         self.step_cost = float(step_cost)
@@ -66,7 +75,7 @@ class Race:
     def step(self, state: MARLState, action: Array) -> MARLState:
         check_action(self.action_space, action, (), "Race.step")
         acted = state.agents.active
-        forward = (action == 1) & acted
+        forward = (clip_action(self.action_space, action) == 1) & acted
         position = jnp.minimum(state.env_state.position + forward, self.track_length)
         active = position < self.track_length
         finished_now = acted & ~active

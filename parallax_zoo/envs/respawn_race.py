@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import jax
 import jax.numpy as jnp
@@ -10,8 +11,9 @@ import numpy as np
 from jaxtyping import Array, Int, PRNGKeyArray
 
 from parallax import Agents, MARLState, spaces, stack_space
+from parallax.arguments import Range, check_arguments
 from parallax.core import require_key
-from parallax.spaces import check_action
+from parallax.spaces import check_action, clip_action
 from parallax_zoo.envs import rendering
 from parallax_zoo.envs.race import others_index
 
@@ -28,7 +30,8 @@ class RespawnState:
 class RespawnRace:
     """`num_agents` agents run laps of `track_length` cells; the episode only ends by time limit.
 
-    Action per slot: 1 moves one cell forward, 0 waits. Each forward move
+    Action per slot: 1 moves one cell forward, 0 waits; an action outside
+    0..1 is clipped into it (README, "Out-of-range actions"). Each forward move
     falls with probability `fall_probability` (drawn from the state's key):
     the agent stays put and goes inactive. An agent that reaches the finish
     gets +1 and goes inactive too. An agent that goes inactive in state `t`
@@ -54,15 +57,17 @@ class RespawnRace:
     respawns: bool = True
     """Inactive slots become active again; the PettingZoo exports keep such agents until the episode ends."""
 
-    def __init__(self, num_agents: int = 3, track_length: int = 10, fall_probability: float = 0.02,
-                 respawn_delay: int = 3, cell_pixels: int = 12):
-        if num_agents < 1 or track_length < 1 or respawn_delay < 1:
-            raise ValueError(
-                "RespawnRace needs num_agents >= 1, track_length >= 1 and respawn_delay >= 1, "
-                f"got {num_agents}, {track_length} and {respawn_delay}"
-            )
-        if not 0.0 <= fall_probability < 1.0:
-            raise ValueError(f"RespawnRace needs 0 <= fall_probability < 1, got {fall_probability}")
+    def __init__(
+        self,
+        num_agents: Annotated[int, Range(ge=1)] = 3,
+        track_length: Annotated[int, Range(ge=1)] = 10,
+        fall_probability: Annotated[float, Range(ge=0, lt=1)] = 0.02,
+        respawn_delay: Annotated[int, Range(ge=1)] = 3,
+        cell_pixels: Annotated[int, Range(ge=1)] = 12,
+    ):
+        arguments = {"num_agents": num_agents, "track_length": track_length, "fall_probability": fall_probability,
+                     "respawn_delay": respawn_delay, "cell_pixels": cell_pixels}
+        check_arguments(RespawnRace, arguments, "RespawnRace")
         self.num_agents = num_agents
         self.track_length = track_length
         self.fall_probability = float(fall_probability)
@@ -83,7 +88,7 @@ class RespawnRace:
         race: RespawnState = state.env_state
         acted = state.agents.active
         key, fall_key = jax.random.split(state.key)
-        forward = (action == 1) & acted
+        forward = (clip_action(self.action_space, action) == 1) & acted
         fell = forward & (jax.random.uniform(fall_key, (self.num_agents,)) < self.fall_probability)
         position = race.position + (forward & ~fell)
         finished = position >= self.track_length

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import Annotated, cast
 
 import jax
 import jax.numpy as jnp
@@ -11,8 +11,9 @@ import numpy as np
 from jaxtyping import Array, Int, PRNGKeyArray
 
 from parallax import Agents, MARLState, spaces, stack_space
+from parallax.arguments import Range, check_arguments
 from parallax.core import require_key
-from parallax.spaces import check_action
+from parallax.spaces import check_action, clip_action
 from parallax_zoo.envs import rendering
 from parallax_zoo.envs.race import RaceState
 
@@ -36,7 +37,8 @@ class TeamRace:
     Actions per slot: 0 waits, 1 runs one cell forward, 2 trips: every
     opponent within `reach` cells of the tripper (before this step's moves)
     is knocked back `knockback` cells (not below 0). Moves are simultaneous:
-    a runner who is tripped ends at `cell + 1 - knockback`.
+    a runner who is tripped ends at `cell + 1 - knockback`. An action outside
+    0..2 is clipped into it (README, "Out-of-range actions").
 
     The first team with a member on the finish wins: +1 in both of its slots,
     -1 in both of the other team's, on that step, and the episode terminates.
@@ -57,11 +59,15 @@ class TeamRace:
     num_agents = 4
     team_size = 2
 
-    def __init__(self, track_length: int = 10, knockback: int = 3, reach: int = 1, cell_pixels: int = 12):
-        if track_length < 1 or knockback < 0 or reach < 0:
-            raise ValueError(
-                f"TeamRace needs track_length >= 1, knockback >= 0 and reach >= 0, got {track_length}, {knockback}, {reach}"
-            )
+    def __init__(
+        self,
+        track_length: Annotated[int, Range(ge=1)] = 10,
+        knockback: Annotated[int, Range(ge=0)] = 3,
+        reach: Annotated[int, Range(ge=0)] = 1,
+        cell_pixels: Annotated[int, Range(ge=1)] = 12,
+    ):
+        arguments = {"track_length": track_length, "knockback": knockback, "reach": reach, "cell_pixels": cell_pixels}
+        check_arguments(TeamRace, arguments, "TeamRace")
         self.track_length = track_length
         self.knockback = knockback
         self.reach = reach
@@ -80,6 +86,7 @@ class TeamRace:
 
     def step(self, state: MARLState, action: Array) -> MARLState:
         check_action(self.action_space, action, (), "TeamRace.step")
+        action = clip_action(self.action_space, action)
         position = state.env_state.position
         within_reach = jnp.abs(position[:, None] - position[None, :]) <= self.reach
         tripped = jnp.any((action == TRIP)[:, None] & self._opponents & within_reach, axis=0)
