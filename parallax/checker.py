@@ -199,50 +199,52 @@ def _raise_first(flags: dict[str, np.ndarray], step_offset: int) -> None:
         raise ProtocolError(rule, field, "violated", step + step_offset)
 
 
-def _compiled(function: Any) -> Any:
-    """`jax.jit(function)` under `checkify`: a failed check inside the env is a `ProtocolError`."""
+def _checkified(function: Any) -> Any:
+    """`jax.jit(function)` under `checkify`: returns (the message of a failed check or None, the outputs)."""
     checked = checkify.checkify(jax.jit(function))
 
-    def run(*args: Any) -> Any:
+    def run(*args: Any) -> tuple[str | None, Any]:
         error, out = checked(*args)
-        message = error.get()
-        if message is not None:
-            raise ProtocolError("checks", "state", f"a check in the env failed on a legal action: {message}")
-        return out
+        return error.get(), out
 
     return run
 
 
-def _check_out_of_range_actions(env: Any, state: Any) -> None:
-    """Step `state` once with each of a few actions outside the action space; the state must stay finite.
+def _passed(result: tuple[str | None, Any]) -> Any:
+    """The outputs of a `_checkified` call on legal input; a failed check there is a `ProtocolError`."""
+    message, out = result
+    if message is not None:
+        raise ProtocolError("checks", "state", f"a check in the env failed on a legal action: {message}")
+    return out
 
-    An env may refuse them instead, with a `checkify` error (`ValidateActions`).
+
+def _check_out_of_range_actions(env: Any, state: Any, step: Any) -> None:
+    """Step `state` with each of a few actions outside the action space; the state must stay finite.
+
+    `step` is the `_checkified` step, so no new compile is needed. An env may
+    refuse such actions instead, with a `checkify` error (`ValidateActions`).
     """
-    actions = out_of_range_actions(env.action_space)
-    if not actions:
-        return
-    batch = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *actions)
-    try:
-        error, stepped = checkify.checkify(jax.jit(jax.vmap(lambda action: env.step(state, action))))(batch)
-    except (TypeError, ValueError, IndexError) as failure:
-        raise ProtocolError("out-of-range actions", "action", f"step raised {type(failure).__name__}: {failure}", 1) from failure
-    if error.get() is not None:
-        return
     before = jax.tree_util.tree_leaves_with_path(_comparable(state))
-    after = jax.tree_util.tree_leaves(_comparable(stepped))
-    for (path, old), new in zip(before, after):
-        if not jnp.issubdtype(jnp.result_type(old), jnp.inexact) or not np.all(np.isfinite(np.asarray(old))):
-            continue
-        finite = np.isfinite(np.asarray(new)).reshape(len(actions), -1).all(axis=1)
-        if not finite.all():
-            action = actions[int(np.argmin(finite))]
+    for action in out_of_range_actions(env.action_space):
+        try:
+            refused, stepped = step(state, action)
+        except (TypeError, ValueError, IndexError) as failure:
             raise ProtocolError(
-                "out-of-range actions",
-                jax.tree_util.keystr(path).lstrip("."),
-                f"stepping with {action} (outside {env.action_space!r}) made it non-finite; give actions outside "
-                "the space one meaning, e.g. clip them into it with parallax.spaces.clip_action",
-                1,
-            )
+                "out-of-range actions", "action", f"step with {action} raised {type(failure).__name__}: {failure}", 1
+            ) from failure
+        if refused is not None:
+            continue
+        for (path, old), new in zip(before, jax.tree_util.tree_leaves(_comparable(stepped))):
+            if not jnp.issubdtype(jnp.result_type(old), jnp.inexact):
+                continue
+            if np.all(np.isfinite(np.asarray(old))) and not np.all(np.isfinite(np.asarray(new))):
+                raise ProtocolError(
+                    "out-of-range actions",
+                    jax.tree_util.keystr(path).lstrip("."),
+                    f"stepping with {action} (outside {env.action_space!r}) made it non-finite; give actions outside "
+                    "the space one meaning, e.g. clip them into it with parallax.spaces.clip_action",
+                    1,
+                )
 
 
 def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
@@ -268,13 +270,14 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
         _raise_first({k: np.asarray(v)[None] for k, v in _agent_rule_violations(state.agents, None).items()}, 0)
 
     expected = _signature(state)
+    jit_step = _checkified(env.step)
     action = _random_action(env.action_space, state, step_key)
     next_state = env.step(state, action)
     _check_fields(env, next_state, 1)
     for got, how in (
         (_signature(next_state), "step"),
         (_signature(jax.jit(lambda k: env.reset(key=k))(reset_key)), "jit(reset)"),
-        (_signature(_compiled(env.step)(state, action)), "jit(step)"),
+        (_signature(_passed(jit_step(state, action))), "jit(step)"),
     ):
         if got != expected:
             raise ProtocolError("stable pytree", "state", f"{how} differs from reset: {_describe_difference(expected, got)}")
@@ -288,8 +291,8 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
         return _step_violations(env, carry, step_key)
 
     try:
-        _, flags = _compiled(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, num_steps)))(state, scan_key)
+        _, flags = _passed(_checkified(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, num_steps)))(state, scan_key))
     except (TypeError, ValueError) as error:
         raise ProtocolError("stable pytree", "state", f"lax.scan over step failed: {error}") from error
     _raise_first({k: np.asarray(v) for k, v in flags.items()}, 1)
-    _check_out_of_range_actions(env, state)
+    _check_out_of_range_actions(env, state, jit_step)
