@@ -50,7 +50,26 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+class RenderFlagError(ValueError):
+    """A `render` flag that cannot work: the message names the flag, what it must be and what was given."""
+
+
+def _check_render_flags(args: argparse.Namespace) -> None:
+    """Refuse, before anything is built, an fps or step count below 1 and an --out that is not a GIF in an existing folder."""
+    for flag, value in (("--fps", args.fps), ("--steps", args.steps)):
+        if value is not None and value < 1:
+            raise RenderFlagError(f"{flag} must be a whole number >= 1, got {value}")
+    if args.out is None:
+        return
+    out = Path(args.out)
+    if out.suffix.lower() != ".gif":
+        raise RenderFlagError(f"--out {args.out}: render writes a GIF; give a path ending in .gif, e.g. {out.with_suffix('.gif')}")
+    if not out.parent.is_dir():
+        raise RenderFlagError(f"--out {args.out}: the folder {out.parent} does not exist; create it first or write elsewhere")
+
+
 def _render(args: argparse.Namespace) -> int:
+    _check_render_flags(args)
     env = parallax_zoo.make(args.env_id)
     source = args.policy or (BASELINE if parallax_zoo.spec(args.env_id).baseline is not None else RANDOM)
     if source == RANDOM:
@@ -61,7 +80,7 @@ def _render(args: argparse.Namespace) -> int:
 
         policy = resolve_policy(source, args.env_id).policy
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
-    steps = args.steps or parallax_zoo.spec(args.env_id).max_steps or 100
+    steps = args.steps if args.steps is not None else parallax_zoo.spec(args.env_id).max_steps or 100
     frames = record_episode(env, act, jax.random.key(args.seed), steps)
     out = save_gif(frames, args.out or f"{baseline_dirname(args.env_id)}.gif", fps=args.fps)
     print(f"wrote {out}: {source} playing {args.env_id}, {len(frames)} frames of {frames.shape[2]}x{frames.shape[1]}")

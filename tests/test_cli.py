@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -74,3 +79,34 @@ def test_leaderboard_from_a_results_folder(tmp_path, capsys):
 def test_leaderboard_entrant_needs_env_and_policy(capsys):
     assert main(["leaderboard", "--entrant", "Race-v0"]) == 2
     assert "ENV_ID=POLICY" in capsys.readouterr().err
+
+
+def _console_script(*commands: list[str], cwd) -> list[subprocess.CompletedProcess]:
+    """Run the installed `parallax-zoo` script once per command, side by side, with this tree first on the path."""
+    script = Path(sys.executable).with_name("parallax-zoo")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "JAX_PLATFORMS": "cpu"}
+    running = [
+        subprocess.Popen([str(script), *command], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for command in commands
+    ]
+    finished = []
+    for process, command in zip(running, commands):
+        out, err = process.communicate(timeout=120)
+        finished.append(subprocess.CompletedProcess(command, process.returncode, out, err))
+    return finished
+
+
+def test_render_refuses_bad_flags_in_one_line_with_exit_2_before_building_anything(tmp_path):
+    expected = {
+        ("--fps", "0"): "parallax-zoo render: --fps must be a whole number >= 1, got 0",
+        ("--steps", "0"): "parallax-zoo render: --steps must be a whole number >= 1, got 0",
+        ("--out", "race.png"): "parallax-zoo render: --out race.png: render writes a GIF; give a path ending in .gif, e.g. race.gif",
+        ("--out", "missing/race.gif"): "parallax-zoo render: --out missing/race.gif: the folder missing does not exist; "
+        "create it first or write elsewhere",
+    }
+    results = _console_script(*(["render", "Race-v0", *flags] for flags in expected), cwd=tmp_path)
+    for flags, result in zip(expected, results):
+        assert result.returncode == 2, (flags, result.stderr)
+        assert result.stderr.splitlines() == [expected[flags]], flags
+        assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
