@@ -165,6 +165,50 @@ def test_unknown_kwarg_of_an_adapted_env_names_the_foreign_parameters() -> None:
     assert "'gravityy'" in str(caught.value) and "gravity" in str(caught.value).split("accepts:")[1]
 
 
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "says"),
+    [
+        ("GridWorld-v0", {"size": "5"}, "GridWorld-v0: argument 'size' must be an int >= 2, got '5' (str)"),
+        ("GridWorld-v0", {"size": 5.5}, "GridWorld-v0: argument 'size' must be an int >= 2, got 5.5 (float)"),
+        ("GridWorld-v0", {"size": True}, "GridWorld-v0: argument 'size' must be an int >= 2, got True (bool)"),
+        ("GridWorld-v0", {"size": 1}, "GridWorld-v0: argument 'size' must be an int >= 2, got 1 (int)"),
+        ("GridWorld-v0", {"step_cost": math.nan}, "GridWorld-v0: argument 'step_cost' must be a finite float >= 0, got nan (float)"),
+        ("GridWorld-v0", {"step_cost": -0.5}, "GridWorld-v0: argument 'step_cost' must be a finite float >= 0, got -0.5 (float)"),
+        ("RespawnRace-v0", {"fall_probability": 1.0},
+         "RespawnRace-v0: argument 'fall_probability' must be a finite float in [0, 1), got 1.0 (float)"),
+        ("Race-v0", {"step_cost": math.inf}, "Race-v0: argument 'step_cost' must be a finite float, got inf (float)"),
+        ("TeamRace-v0", {"reach": "far"}, "TeamRace-v0: argument 'reach' must be an int >= 0, got 'far' (str)"),
+        ("TicTacToe-v0", {"size": 4}, "TicTacToe-v0 does not take the keyword argument 'size'. It accepts: (none)."),
+        ("ConnectFour-v0", {"rows": 7}, "ConnectFour-v0 does not take the keyword argument 'rows'. It accepts: (none)."),
+    ],
+)
+def test_kwargs_are_checked_against_the_constructor_types_and_ranges_before_building(env_id, kwargs, says) -> None:
+    with pytest.raises(InvalidKwargError) as caught:
+        parallax_zoo.make(env_id, **kwargs)
+    assert str(caught.value) == says
+    assert isinstance(caught.value, TypeError) and isinstance(caught.value, ValueError)
+
+
+def test_kwargs_of_the_right_type_build_and_ints_stand_for_floats() -> None:
+    env = parallax_zoo.make("GridWorld-v0", size=4, step_cost=0)
+    assert (env.unwrapped.size, env.unwrapped.step_cost) == (4, 0.0)
+
+
+def test_an_entry_point_that_is_not_a_class_or_factory_is_refused_naming_the_entry(scratch_registry: Registry) -> None:
+    parallax_zoo.register({"id": "Pi-v0", "entry_point": "math:pi"})
+    with pytest.raises(InvalidSpecError) as caught:
+        parallax_zoo.make("Pi-v0")
+    assert (caught.value.entry, caught.value.field) == ("'Pi-v0'", "entry_point")
+    assert "'math:pi' names float 3.14159" in str(caught.value) and "not a class or factory function" in str(caught.value)
+
+
+def test_a_factory_function_entry_point_gets_its_kwargs_checked(scratch_registry: Registry) -> None:
+    parallax_zoo.register({"id": "Factory-v0", "entry_point": "example_envs:small_grid", "max_steps": 5})
+    assert parallax_zoo.make("Factory-v0", goal_row=2).unwrapped.goal_row == 2
+    with pytest.raises(InvalidKwargError, match=r"Factory-v0: argument 'goal_row' must be an int, got 2.0 \(float\)"):
+        parallax_zoo.make("Factory-v0", goal_row=2.0)
+
+
 def test_a_missing_optional_package_names_the_extra_to_install() -> None:
     with pytest.raises(ImportError) as caught:
         import_optional("parallax_zoo_no_such_module", "brax", "brax/ant")
