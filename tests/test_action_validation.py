@@ -23,6 +23,7 @@ from parallax_zoo.envs.gridworld import GridWorld
 
 CLIPPING_IDS = ["GridWorld-v0", "TeamRace-v0", "gymnax/MountainCar-v0"]
 """One single-agent and one multi-agent native env and one adapted one (CartPole and Pendulum have their own test)."""
+BOARD_IDS = ["TicTacToe-v0", "ConnectFour-v0", "Othello-v0"]
 
 
 def _leaves_equal(a, b) -> bool:
@@ -80,14 +81,39 @@ def test_cartpole_action_99_pushes_like_action_1_and_a_nan_torque_is_no_torque()
     assert _leaves_equal(state, held)
 
 
-def test_an_out_of_range_move_loses_a_board_game() -> None:
-    env = parallax_zoo.make("TicTacToe-v0")
-    state = env.reset(key=jax.random.key(0))
+@pytest.mark.parametrize("env_id", BOARD_IDS)
+def test_an_out_of_range_move_loses_a_board_game_which_then_stays_finished(env_id: str) -> None:
+    env = parallax_zoo.make(env_id).unwrapped
     step = jax.jit(env.step)
-    for move in (-1, 10, 10_000):
-        ended = step(state, jnp.array([move, 0], jnp.int32))
-        assert bool(ended.termination)
-        np.testing.assert_array_equal(ended.agents.reward, [-1.0, 1.0])
+    start = env.reset(key=jax.random.key(0))
+    finished = step(start, jnp.array([env.num_actions + 5, 0], jnp.int32))
+    assert bool(finished.termination) and int(finished.env_state.winner) == 1
+    np.testing.assert_array_equal(finished.agents.reward, [-1.0, 1.0])
+    first_legal = int(jnp.argmax(start.agents.action_mask[0]))
+    for action in ([first_legal, env.no_op], [env.no_op, env.no_op], [env.no_op, first_legal], [-1, -1]):
+        again = step(finished, jnp.array(action, jnp.int32))
+        assert bool(again.termination), action
+        np.testing.assert_array_equal(again.agents.reward, [0.0, 0.0])
+        assert int(again.step_count) == int(finished.step_count) + 1
+        expected = dataclasses.replace(
+            finished, agents=dataclasses.replace(finished.agents, reward=again.agents.reward), step_count=again.step_count
+        )
+        assert _leaves_equal(again, expected), action
+
+
+def test_a_won_tictactoe_game_keeps_its_winner_and_validate_refuses_to_step_it() -> None:
+    env = parallax_zoo.make("TicTacToe-v0", validate=True)
+    state = env.reset(key=jax.random.key(0))
+    for cell, player in ((0, 0), (3, 1), (1, 0), (4, 1), (2, 0)):
+        state = env.step(state, jnp.array([cell, 9] if player == 0 else [9, cell], jnp.int32))
+    assert bool(state.termination) and int(state.env_state.winner) == 0
+    unvalidated = env.env.env
+    for action in ([9, 8], [9, 9], [8, 9]):
+        after = unvalidated.step(state, jnp.array(action, jnp.int32))
+        assert int(after.env_state.winner) == 0 and bool(after.termination)
+        np.testing.assert_array_equal(after.env_state.board, state.env_state.board)
+    with pytest.raises(checkify.JaxRuntimeError, match=r"TicTacToe.step: the episode has ended \(termination True"):
+        env.step(state, jnp.array([9, 8], jnp.int32))
 
 
 def test_clip_action_leaves_actions_in_the_space_alone_and_moves_the_others_in() -> None:

@@ -10,7 +10,10 @@ DESIGN.md section 5: both slots stay active for the whole game and whose turn
 it is lives in `agents.action_mask`; the waiting player's only legal action is
 the no-op, the last action index. So the loser's -1 arrives on the winning
 move (seed 000, rules 3 and 5). An illegal move by the player to move loses
-the game; the waiting player's action is ignored entirely (rule 1).
+the game; the waiting player's action is ignored entirely (rule 1). A
+finished game stays finished until it is reset: stepping it returns the same
+position, observations and masks with zero rewards and `termination` still
+true (`ValidateActions` refuses such a step instead).
 
 Boards are flat `int8` arrays in row-major order: `+1` is a piece of slot 0,
 `-1` a piece of slot 1, `0` an empty cell. Observations stay `int8` (each
@@ -87,10 +90,18 @@ class BoardGame(Generic[GameT]):
         return self._state(self._init(), jnp.int32(0), key)
 
     def step(self, state: MARLState, action: Int[Array, " 2"]) -> MARLState:
-        """The mover's move (the waiting player's action is ignored); an illegal move loses on the spot."""
+        """The mover's move (the waiting player's action is ignored); an illegal move loses on the spot.
+
+        A finished game is absorbing: its position is kept, the rewards are
+        zeros and it stays terminated, so no step resumes it or changes its winner.
+        """
         check_action(self.action_space, action, (), f"{type(self).__name__}.step")
         game: GameT = state.env_state
-        return self._state(self._step(game, played_move(state, action)), state.step_count + 1, state.key)
+        finished = state.termination
+        played = self._step(game, played_move(state, action))
+        kept = jax.tree_util.tree_map(lambda old, new: jnp.where(finished, old, new), game, played.game)
+        position = Position(kept, played.legal_moves, played.ended | finished)
+        return self._state(position, state.step_count + 1, state.key, finished_before=finished)
 
     def _init(self) -> Position:
         raise NotImplementedError
@@ -98,10 +109,13 @@ class BoardGame(Generic[GameT]):
     def _step(self, game: GameT, move: Int[Array, ""]) -> Position:
         raise NotImplementedError
 
-    def _state(self, position: Position, step_count: Int[Array, ""], key: PRNGKeyArray) -> MARLState:
+    def _state(
+        self, position: Position, step_count: Int[Array, ""], key: PRNGKeyArray, finished_before: Bool[Array, ""] | None = None
+    ) -> MARLState:
         return game_state(
             env_state=position.game, legal_moves=position.legal_moves, ended=position.ended,
             height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
+            finished_before=finished_before,
         )
 
     def render_text(self, state: MARLState) -> str:
@@ -237,14 +251,20 @@ def game_state(
     turn_plane: bool,
     step_count: Int[Array, ""],
     key: PRNGKeyArray,
+    finished_before: Bool[Array, ""] | None = None,
 ) -> MARLState:
-    """The `MARLState` of a board position: both players active, turn masks, outcome rewards."""
+    """The `MARLState` of a board position: both players active, turn masks, outcome rewards.
+
+    The outcome is paid on the step that ends the game only: where the game
+    had `finished_before` this step, the rewards are zeros.
+    """
+    paid = ended if finished_before is None else ended & ~finished_before
     return MARLState(
         env_state=env_state,
         agents=Agents(
             observation=observe(env_state.board, env_state.to_move, height, width, turn_plane),
             active=jnp.ones((NUM_PLAYERS,), jnp.bool_),
-            reward=outcome_rewards(env_state.winner, ended),
+            reward=outcome_rewards(env_state.winner, paid),
             action_mask=turn_mask(legal_moves, env_state.to_move, ended),
         ),
         termination=ended,
