@@ -22,6 +22,7 @@ player's board signed from its side); learners cast them to float.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
@@ -68,7 +69,8 @@ class BoardGame(Generic[GameT]):
     Subclasses call `super().__init__` with the board's shape and action count
     (the no-op is the last action), and implement `_init() -> Position`,
     `_step(game, move) -> Position` (`move` is the mover's legal move, or -1
-    for an illegal one, which loses) and `render(state)`.
+    for an illegal one, which loses and changes nothing but `to_move` and
+    `winner`) and `render(state)`.
     """
 
     num_agents: int = NUM_PLAYERS
@@ -94,12 +96,19 @@ class BoardGame(Generic[GameT]):
 
         A finished game is absorbing: its position is kept, the rewards are
         zeros and it stays terminated, so no step resumes it or changes its winner.
+        It is played as the move -1, which places nothing (the `_step`
+        contract), and keeps its old `to_move` and `winner`: two scalar
+        selects rather than one over every cell.
         """
         check_action(self.action_space, action, (), f"{type(self).__name__}.step")
         game: GameT = state.env_state
         finished = state.termination
-        played = self._step(game, played_move(state, action))
-        kept = jax.tree_util.tree_map(lambda old, new: jnp.where(finished, old, new), game, played.game)
+        played = self._step(game, jnp.where(finished, -1, played_move(state, action)))
+        kept = dataclasses.replace(
+            played.game,
+            to_move=jnp.where(finished, game.to_move, played.game.to_move),
+            winner=jnp.where(finished, game.winner, played.game.winner),
+        )
         position = Position(kept, played.legal_moves, played.ended | finished)
         return self._state(position, state.step_count + 1, state.key, finished_before=finished)
 
