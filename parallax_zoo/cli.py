@@ -50,7 +50,7 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
-class RenderFlagError(ValueError):
+class RenderFlagError(UserError, ValueError):
     """A `render` flag that cannot work: the message names the flag, what it must be and what was given."""
 
 
