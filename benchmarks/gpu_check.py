@@ -185,7 +185,7 @@ def check_baseline(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str
     from parallax_zoo.catalogue.player_names import RANDOM
     from parallax_zoo.scoring.baselines import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
     from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.leaderboard import normalise
+    from parallax_zoo.scoring.leaderboard import normalize
 
     dirname = baseline_dirname(env_id)
     config = resolve_config(env_id, ROOT / "baselines" / dirname / "config.yaml")
@@ -198,7 +198,7 @@ def check_baseline(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str
     (out / f"curve-{dirname}.png").write_bytes((folder / CURVE_FILE).read_bytes())
     reference = parallax_zoo.spec(env_id).reference_score
     random_score = evaluate(env_id, RANDOM).mean
-    normalised = normalise(result["mean"], random_score, reference)
+    normalised = normalize(result["mean"], random_score, reference)
     seeds = len(result["training_seeds"])
     return {
         "env_id": env_id,

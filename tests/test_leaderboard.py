@@ -18,7 +18,7 @@ from parallax_zoo.scoring.leaderboard import (
     elo_ratings,
     leaderboard,
     load_results,
-    normalise,
+    normalize,
     round_robin,
 )
 
@@ -49,12 +49,12 @@ def test_elo_is_symmetric_and_finite_for_a_clean_sweep():
 
 
 @pytest.mark.parametrize(("score", "expected"), [(0.2, 0.0), (0.9, 1.0), (0.55, 0.5), (1.6, 2.0)])
-def test_normalise_maps_random_to_zero_and_baseline_to_one(score, expected):
-    assert normalise(score, 0.2, 0.9) == pytest.approx(expected)
+def test_normalize_maps_random_to_zero_and_baseline_to_one(score, expected):
+    assert normalize(score, 0.2, 0.9) == pytest.approx(expected)
 
 
-def test_normalise_without_a_baseline_is_none():
-    assert normalise(0.5, 0.2, None) is None
+def test_normalize_without_a_baseline_is_none():
+    assert normalize(0.5, 0.2, None) is None
 
 
 def test_leaderboard_ranks_results_and_entrants_with_elo(tmp_path, nim_id):

@@ -45,7 +45,7 @@ class MAPPOConfig(PPOConfig):
     """PPO's hyperparameters with MAPPO's defaults, and the self-play evaluation settings."""
 
     agent_ids: bool = True
-    centralised_critic: bool = True
+    centralized_critic: bool = True
     self_play: bool = False
     snapshots: int = 4
     eval_episodes: int = 32
@@ -54,8 +54,8 @@ class MAPPOConfig(PPOConfig):
     """The fixed opponent's name, as config.yaml records it; `make_train` takes the player itself."""
     opponent_share: float = 0.0
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def __post_init__(self, centralised_critic: bool | None = None) -> None:
+        super().__post_init__(centralised_critic)
         if bool(self.opponent) != (self.opponent_share > 0) or not 0 <= self.opponent_share <= 1:
             raise ValueError(
                 f"MAPPOConfig: give an opponent ('random' or one of the env's registry.yaml opponents) together "

@@ -209,7 +209,7 @@ class ActorCritic:
 
     The actor is shared across slots and sees one slot's observation (plus
     the slot's one-hot id if `agent_ids`). The critic sees the slot's own
-    observation, or with `centralised_critic` the env's global observation
+    observation, or with `centralized_critic` the env's global observation
     plus the slot's one-hot id, and returns one value per slot.
     """
 
@@ -222,7 +222,7 @@ class ActorCritic:
     hidden_sizes: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     agent_ids: bool = False
-    centralised_critic: bool = False
+    centralized_critic: bool = False
 
     @property
     def actor(self) -> Actor:
@@ -267,7 +267,7 @@ class ActorCritic:
         return jnp.concatenate([observation, self._slot_ids(observation.shape[:-2])], axis=-1)
 
     def _critic_input(self, observation: Array, global_observation: Array) -> Array:
-        if not self.centralised_critic:
+        if not self.centralized_critic:
             return self._actor_input(observation)
         batch_shape = observation.shape[:-2]
         slots_shape = batch_shape + (self.num_agents, self.global_obs_dim)

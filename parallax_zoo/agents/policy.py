@@ -27,7 +27,7 @@ def actor_critic_for(
     hidden_sizes: tuple[int, ...] = (64, 64),
     activation: str = "tanh",
     agent_ids: bool = False,
-    centralised_critic: bool = False,
+    centralized_critic: bool = False,
 ) -> ActorCritic:
     """The networks' description for `env`, sized from its spaces and one abstract reset (nothing runs)."""
     state = jax.eval_shape(lambda key: VmapWrapper(env, 1).reset(key=key), jax.random.key(0))
@@ -44,7 +44,7 @@ def actor_critic_for(
         hidden_sizes=tuple(hidden_sizes),
         activation=activation,
         agent_ids=agent_ids,
-        centralised_critic=centralised_critic,
+        centralized_critic=centralized_critic,
     )
 
 

@@ -15,8 +15,9 @@ critic and self-play on top, `mappo.py`).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any
 
 import jax
@@ -66,9 +67,14 @@ class PPOConfig:
     rho_clip: float = 1.0
     c_clip: float = 1.0
     agent_ids: bool = False
-    centralised_critic: bool = False
+    centralized_critic: bool = False
+    centralised_critic: InitVar[bool | None] = None
+    """The previous spelling of `centralized_critic`, accepted with a DeprecationWarning for one release."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, centralised_critic: bool | None = None) -> None:
+        if centralised_critic is not None:
+            warnings.warn(DEPRECATED_SPELLING, DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "centralized_critic", bool(centralised_critic))
         object.__setattr__(self, "hidden_sizes", tuple(int(h) for h in self.hidden_sizes))
         batch = self.num_envs * self.num_steps
         problems = []
@@ -93,6 +99,19 @@ class PPOConfig:
     def num_updates(self) -> int:
         """Rollout-and-learn iterations: `total_timesteps // (num_envs * num_steps)`."""
         return self.total_timesteps // (self.num_envs * self.num_steps)
+
+
+RENAMED_FIELDS = {"centralised_critic": "centralized_critic"}
+"""Hyperparameters under their previous names, still accepted (constructor, config.yaml) with a DeprecationWarning."""
+DEPRECATED_SPELLING = "centralised_critic is spelt centralized_critic now; the old name goes in the next release"
+
+
+def _centralised_critic(config: PPOConfig) -> bool:
+    warnings.warn(DEPRECATED_SPELLING, DeprecationWarning, stacklevel=2)
+    return config.centralized_critic
+
+
+PPOConfig.centralised_critic = property(_centralised_critic)  # type: ignore[assignment]  # reading the old name
 
 
 @jax.tree_util.register_dataclass
@@ -260,7 +279,7 @@ def vector_env(env: Any, num_envs: int) -> RecordEpisodeStatistics:
 
 def model_for(env: Any, config: PPOConfig) -> ActorCritic:
     """The networks `config` asks for, sized for `env`."""
-    return actor_critic_for(env, config.hidden_sizes, config.activation, config.agent_ids, config.centralised_critic)
+    return actor_critic_for(env, config.hidden_sizes, config.activation, config.agent_ids, config.centralized_critic)
 
 
 def init_train_state(

@@ -16,6 +16,7 @@ import dataclasses
 import json
 import math
 import os
+import warnings
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.ppo import PPOConfig, model_for
+from parallax_zoo.agents.ppo import RENAMED_FIELDS, PPOConfig, model_for
 from parallax_zoo.errors import UserError
 
 MODEL_FILE = "model.safetensors"
@@ -105,7 +106,7 @@ def policy_from_bytes(data: bytes, template: Policy, source: str = MODEL_FILE) -
         raise CheckpointError(
             f"{source} does not fit this network ({len(problems)} problems):\n  "
             + "\n  ".join(problems)
-            + "\nCheck that the config (hidden_sizes, agent_ids, centralised_critic, normalize_obs) "
+            + "\nCheck that the config (hidden_sizes, agent_ids, centralized_critic, normalize_obs) "
             "and the env match the ones the checkpoint was trained with."
         )
     try:
@@ -170,6 +171,10 @@ def config_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> PPOConf
     values = data.get("hyperparameters") or {}
     if not isinstance(values, dict):
         raise CheckpointError(f"{source}: hyperparameters must be a mapping name: value, got {type(values).__name__} {values!r}")
+    for previous, name in RENAMED_FIELDS.items():
+        if previous in values:
+            warnings.warn(f"{source}: {previous} is spelt {name} now; the old name goes in the next release", DeprecationWarning, stacklevel=2)
+            values = {name if key == previous else key: value for key, value in values.items()}
     defaults = cls()
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - known)

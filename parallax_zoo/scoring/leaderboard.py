@@ -1,6 +1,6 @@
-"""The leaderboard: evaluation results ranked per env, normalised, and Elo for zero-sum games.
+"""The leaderboard: evaluation results ranked per env, normalized, and Elo for zero-sum games.
 
-Scores are normalised per env so that 0 is the uniformly random player and 1
+Scores are normalized per env so that 0 is the uniformly random player and 1
 the pinned baseline (its reference score). For zero-sum games the entrants
 with policies also meet in a round robin (with the random player and the
 baseline); Elo ratings come from a Bradley-Terry fit to those games, draws
@@ -18,6 +18,7 @@ import io
 import itertools
 import json
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,9 +107,15 @@ class Row:
     mean: float
     ci95: tuple[float, float]
     episodes: int
-    normalised: float | None
+    normalized: float | None
     elo: float | None = None
     note: str = ""
+
+    @property
+    def normalised(self) -> float | None:
+        """The previous spelling of `normalized`, kept with a DeprecationWarning for one release."""
+        warnings.warn("Row.normalised is spelt Row.normalized now", DeprecationWarning, stacklevel=2)
+        return self.normalized
 
 
 @dataclass
@@ -117,7 +124,7 @@ class Leaderboard:
 
     rows: list[Row] = field(default_factory=list)
 
-    COLUMNS = ("env", "rank", "entrant", "score", "95% CI", "normalised", "Elo", "episodes", "note")
+    COLUMNS = ("env", "rank", "entrant", "score", "95% CI", "normalized", "Elo", "episodes", "note")
 
     def _cells(self) -> list[tuple[str, ...]]:
         cells = []
@@ -129,7 +136,7 @@ class Leaderboard:
                     row.entrant,
                     f"{row.mean:.3f}",
                     f"[{row.ci95[0]:.3f}, {row.ci95[1]:.3f}]",
-                    "-" if row.normalised is None or not math.isfinite(row.normalised) else f"{row.normalised:.3f}",
+                    "-" if row.normalized is None or not math.isfinite(row.normalized) else f"{row.normalized:.3f}",
                     "-" if row.elo is None else f"{row.elo:.0f}",
                     str(row.episodes),
                     row.note,
@@ -170,11 +177,17 @@ class Leaderboard:
         return paths
 
 
-def normalise(score: float, random_score: float, baseline_score: float | None) -> float | None:
+def normalize(score: float, random_score: float, baseline_score: float | None) -> float | None:
     """0 for the random player's score, 1 for the baseline's; None without a baseline or when they coincide."""
     if baseline_score is None or math.isclose(baseline_score, random_score):
         return None
     return (score - random_score) / (baseline_score - random_score)
+
+
+def normalise(score: float, random_score: float, baseline_score: float | None) -> float | None:
+    """The previous spelling of `normalize`, kept with a DeprecationWarning for one release."""
+    warnings.warn("leaderboard.normalise is spelt leaderboard.normalize now", DeprecationWarning, stacklevel=2)
+    return normalize(score, random_score, baseline_score)
 
 
 def _scored_alike(a: EvalProtocol, b: EvalProtocol) -> bool:
@@ -299,7 +312,7 @@ def leaderboard(
                 mean=result.mean,
                 ci95=result.ci95,
                 episodes=result.episodes,
-                normalised=normalise(result.mean, random_score, env_spec.reference_score),
+                normalized=normalize(result.mean, random_score, env_spec.reference_score),
                 elo=ratings.get(result.policy),
                 note="" if result.finite else NON_FINITE_NOTE,
             ))
