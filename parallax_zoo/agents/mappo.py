@@ -34,12 +34,13 @@ from jaxtyping import PRNGKeyArray
 
 from parallax_zoo.agents import ppo
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, model_for
+from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, accept_renamed_fields, model_for
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.selfplay import SnapshotBuffer, TrainingOpponent, evaluate_self_play
 from parallax_zoo.agents.sharding import check_divisible
 
 
+@accept_renamed_fields
 @dataclass(frozen=True)
 class MAPPOConfig(PPOConfig):
     """PPO's hyperparameters with MAPPO's defaults, and the self-play evaluation settings."""
@@ -54,8 +55,8 @@ class MAPPOConfig(PPOConfig):
     """The fixed opponent's name, as config.yaml records it; `make_train` takes the player itself."""
     opponent_share: float = 0.0
 
-    def __post_init__(self, centralised_critic: bool | None = None) -> None:
-        super().__post_init__(centralised_critic)
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if bool(self.opponent) != (self.opponent_share > 0) or not 0 <= self.opponent_share <= 1:
             raise ValueError(
                 f"MAPPOConfig: give an opponent ('random' or one of the env's registry.yaml opponents) together "

@@ -15,10 +15,11 @@ critic and self-play on top, `mappo.py`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections.abc import Callable
-from dataclasses import InitVar, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -39,6 +40,38 @@ from parallax_zoo.agents.slots import read_slots
 Metrics = dict[str, Any]
 
 
+ClassT = TypeVar("ClassT", bound=type)
+
+RENAMED_FIELDS = {"centralised_critic": "centralized_critic"}
+"""Hyperparameters' previous names -> their names now; the old ones still work for one release, with a DeprecationWarning."""
+
+
+def accept_renamed_fields(cls: ClassT) -> ClassT:
+    """Let a config class take `RENAMED_FIELDS`' old names as keywords and read them as attributes, with a warning."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        for old, new in RENAMED_FIELDS.items():
+            if old in kwargs:
+                warnings.warn(f"{old} is spelt {new} now; the old name goes in the next release", DeprecationWarning, stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+        init(self, *args, **kwargs)
+
+    def renamed(old: str, new: str) -> property:
+        def read(self: Any) -> Any:
+            warnings.warn(f"{old} is spelt {new} now; the old name goes in the next release", DeprecationWarning, stacklevel=2)
+            return getattr(self, new)
+
+        return property(read)
+
+    setattr(cls, "__init__", __init__)
+    for old, new in RENAMED_FIELDS.items():
+        setattr(cls, old, renamed(old, new))
+    return cls
+
+
+@accept_renamed_fields
 @dataclass(frozen=True)
 class PPOConfig:
     """Every PPO hyperparameter; frozen, so it is hashable and can be saved as `config.yaml`."""
@@ -68,13 +101,8 @@ class PPOConfig:
     c_clip: float = 1.0
     agent_ids: bool = False
     centralized_critic: bool = False
-    centralised_critic: InitVar[bool | None] = None
-    """The previous spelling of `centralized_critic`, accepted with a DeprecationWarning for one release."""
 
-    def __post_init__(self, centralised_critic: bool | None = None) -> None:
-        if centralised_critic is not None:
-            warnings.warn(DEPRECATED_SPELLING, DeprecationWarning, stacklevel=3)
-            object.__setattr__(self, "centralized_critic", bool(centralised_critic))
+    def __post_init__(self) -> None:
         object.__setattr__(self, "hidden_sizes", tuple(int(h) for h in self.hidden_sizes))
         batch = self.num_envs * self.num_steps
         problems = []
@@ -99,19 +127,6 @@ class PPOConfig:
     def num_updates(self) -> int:
         """Rollout-and-learn iterations: `total_timesteps // (num_envs * num_steps)`."""
         return self.total_timesteps // (self.num_envs * self.num_steps)
-
-
-RENAMED_FIELDS = {"centralised_critic": "centralized_critic"}
-"""Hyperparameters under their previous names, still accepted (constructor, config.yaml) with a DeprecationWarning."""
-DEPRECATED_SPELLING = "centralised_critic is spelt centralized_critic now; the old name goes in the next release"
-
-
-def _centralised_critic(config: PPOConfig) -> bool:
-    warnings.warn(DEPRECATED_SPELLING, DeprecationWarning, stacklevel=2)
-    return config.centralized_critic
-
-
-PPOConfig.centralised_critic = property(_centralised_critic)  # type: ignore[assignment]  # reading the old name
 
 
 @jax.tree_util.register_dataclass
