@@ -1,6 +1,6 @@
 """Adapters from foreign JAX environment APIs to the parallax protocol.
 
-Each adapter imports its package (gymnax, brax, mujoco_playground) only when
+Each adapter imports its package (gymnax, brax, mujoco_playground, jaxmarl) only when
 it is first used, so `import parallax.adapters` stays light.
 """
 
@@ -12,15 +12,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from parallax.adapters.brax import BraxAdapter
     from parallax.adapters.gymnax import GymnaxAdapter
+    from parallax.adapters.jaxmarl import JaxMARLAdapter
     from parallax.adapters.mjx import MJXAdapter
 
 _ADAPTERS = {
     "GymnaxAdapter": "parallax.adapters.gymnax",
     "BraxAdapter": "parallax.adapters.brax",
     "MJXAdapter": "parallax.adapters.mjx",
+    "JaxMARLAdapter": "parallax.adapters.jaxmarl",
 }
 
-_EXTRAS = {"GymnaxAdapter": "gymnax", "BraxAdapter": "brax", "MJXAdapter": "mjx"}
+_EXTRAS = {"GymnaxAdapter": "gymnax", "BraxAdapter": "brax", "MJXAdapter": "mjx", "JaxMARLAdapter": "jaxmarl"}
 
 
 def __getattr__(name: str) -> Any:
@@ -37,4 +39,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'parallax.adapters' has no attribute {name!r}")
 
 
-__all__ = ["BraxAdapter", "GymnaxAdapter", "MJXAdapter"]
+__all__ = ["BraxAdapter", "GymnaxAdapter", "JaxMARLAdapter", "MJXAdapter"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from parallax_zoo.catalogue.signatures import check_kwargs
 
-ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx"}
+ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx", "jaxmarl": "jaxmarl"}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""
 
 
@@ -69,9 +69,20 @@ def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps
     return adapter.MJXAdapter(playground.registry.load(foreign_id, config_overrides=overrides))
 
 
+def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`JaxMARLAdapter(jaxmarl.make(foreign_id, **kwargs))`; `max_steps` sets the env's own time limit, kwargs win."""
+    jaxmarl = import_optional("jaxmarl", "jaxmarl", env_id)
+    adapter = import_optional("parallax.adapters.jaxmarl", "jaxmarl", env_id)
+    env_class = type(jaxmarl.make(foreign_id))
+    check_kwargs(env_id, kwargs, env_class)
+    settings = {**adapter.episode_length_settings(env_class, max_steps), **kwargs}
+    return adapter.JaxMARLAdapter(jaxmarl.make(foreign_id, **settings))
+
+
 BUILDERS: dict[str, Callable[[str, str, Mapping[str, Any], int | None], Any]] = {
     "gymnax": build_gymnax,
     "brax": build_brax,
     "mjx": build_mjx,
+    "jaxmarl": build_jaxmarl,
 }
 """Adapter name in registry.yaml -> the function that builds such an env."""
