@@ -43,47 +43,37 @@ class Family:
     episode (None where only the rules end it); `limit_setting` names the
     constructor argument that sets it and `limit_offset` how the two differ
     (JaxMARL's MPE and SMAX compare the step count before incrementing it, so
-    `max_steps=25` gives 26-step episodes). `termination(before, after, dones)`
-    says whether the step ended the episode by the rules; any other end of the
-    episode is a truncation. `alive(after, dones)` marks the agents still in
-    the game (None: every agent plays until the episode ends).
+    `max_steps=25` gives 26-step episodes). `termination(env, before,
+    actions, after, info)` says whether an episode that ended did so by the
+    rules; any other end is a truncation. `alive(env, after, dones)` marks the
+    agents still in the game (None: every agent plays until the episode
+    ends). `available_actions(env, state)` is JaxMARL's per-agent legal-action
+    dict where availability changes during play; `global_observation(env,
+    state, observations)` JaxMARL's world state where the family has one.
     """
 
     name: str
     episode_length: Callable[[Any], int | None]
     limit_setting: str | None
     limit_offset: int
-    termination: Callable[[Any, Any, Any, dict[str, Any]], Array]
-    alive: Callable[[Any, Any, dict[str, Any]], Array] | None = None
+    termination: Callable[[Any, Any, dict[Any, Array], Any, dict[str, Any]], Array]
+    alive: Callable[[Any, Any, dict[Any, Any]], Array] | None = None
     available_actions: Callable[[Any, Any], Any] | None = None
     global_observation: Callable[[Any, Any, Any], Array] | None = None
 
 
-def _never(env: Any, before: Any, after: Any, dones: dict[str, Any]) -> Array:
+def _never(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
+    """A family whose episodes only its time limit ends: every end is a truncation."""
     return jnp.zeros((), jnp.bool_)
 
 
-def _always(env: Any, before: Any, after: Any, dones: dict[str, Any]) -> Array:
-    return jnp.asarray(dones["__all__"], jnp.bool_)
+def _always(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
+    """A family whose episodes only its rules end: every end is a termination."""
+    return jnp.ones((), jnp.bool_)
 
 
-def _smax_termination(env: Any, before: Any, after: Any, dones: dict[str, Any]) -> Array:
-    """One side wiped out: SMAX's `is_terminal` without its time limit."""
-    alive = _smax_state(after).unit_alive
-    return ~jnp.any(alive[: env.num_allies]) | ~jnp.any(alive[env.num_allies :])
-
-
-def _smax_state(state: Any) -> Any:
-    """The SMAX state inside a heuristic-enemy env's state (or the state itself)."""
-    return getattr(state, "state", state)
-
-
-def _smax_alive(env: Any, after: Any, dones: dict[str, Any]) -> Array:
-    return jnp.stack([~jnp.asarray(dones[agent], jnp.bool_) for agent in env.agents])
-
-
-def _smax_world_state(env: Any, after: Any, observations: Any) -> Array:
-    return observations["world_state"]
+def _no_limit(env: Any) -> int | None:
+    return None
 
 
 def _max_steps(env: Any) -> int | None:
@@ -94,26 +84,137 @@ def _max_steps_plus_one(env: Any) -> int | None:
     return int(env.max_steps) + 1
 
 
-def _mpe_family() -> Family:
-    return Family(
-        name="MPE",
-        episode_length=_max_steps_plus_one,
-        limit_setting="max_steps",
-        limit_offset=1,
-        termination=_never,
-    )
+def _smax(env: Any) -> Any:
+    """The SMAX env inside a heuristic-enemy env (or the env itself)."""
+    return getattr(env, "_env", env)
+
+
+def _smax_state(state: Any) -> Any:
+    """The SMAX state inside a heuristic-enemy env's state (or the state itself)."""
+    return getattr(state, "state", state)
+
+
+def _smax_termination(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
+    """One side wiped out: SMAX's `is_terminal` without its time limit."""
+    alive = _smax_state(after).unit_alive
+    num_allies = _smax(env).num_allies
+    return ~jnp.any(alive[:num_allies]) | ~jnp.any(alive[num_allies:])
+
+
+def _done_agents_drop_out(env: Any, after: Any, dones: dict[Any, Any]) -> Array:
+    """SMAX reports a dead unit done while the battle goes on: it drops out."""
+    return jnp.stack([~jnp.asarray(dones[agent], jnp.bool_) for agent in env.agents])
+
+
+def _smax_available(env: Any, state: Any) -> Any:
+    return env.get_avail_actions(state)
+
+
+def _smax_world_state(env: Any, state: Any, observations: Any) -> Array:
+    return observations["world_state"]
+
+
+def _hanabi_legal(env: Any, state: Any) -> Any:
+    return env.get_legal_moves(state)
+
+
+def _coin_game_length(env: Any) -> int | None:
+    return int(env.num_inner_steps) * int(env.num_outer_steps)
+
+
+def _switch_riddle_told(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
+    """The prisoner in the room said "tell": the riddle's own end, not its step limit."""
+    in_room = jnp.stack([actions[agent] for agent in env.agents])[before.agent_in_room]
+    return in_room == env.game_actions["TELL"]
+
+
+def _jaxnav_finished(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
+    """Every robot reached its goal or crashed (evaporated ones included): JaxNav's end without its time limit."""
+    return jnp.all(after.term | after.move_term | after.goal_reached)
+
+
+def _jaxnav_alive(env: Any, after: Any, dones: dict[Any, Any]) -> Array:
+    """With `evaporating=True` a robot that reaches its goal or crashes leaves; otherwise all stay to the end."""
+    if not env.evaporating:
+        return jnp.ones(len(env.agents), jnp.bool_)
+    return ~(after.term | after.move_term | after.goal_reached)
+
+
+def _jaxnav_world_state(env: Any, state: Any, observations: Any) -> Array:
+    return env.get_world_state(state)[0]
+
+
+def _mabrax_length(env: Any) -> int | None:
+    return -(-int(env.episode_length) // int(env.action_repeat))
+
+
+def _mabrax_fell(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
+    """Brax's episode wrapper flags its time limit in `info["truncation"]`; any other end is the robot falling."""
+    return jnp.asarray(info["truncation"]) == 0
+
+
+FAMILIES: dict[str, Family] = {
+    "MPE": Family("MPE", _max_steps_plus_one, "max_steps", 1, _never),
+    "SMAX": Family(
+        "SMAX",
+        _max_steps_plus_one,
+        "max_steps",
+        1,
+        _smax_termination,
+        alive=_done_agents_drop_out,
+        available_actions=_smax_available,
+        global_observation=_smax_world_state,
+    ),
+    "Overcooked": Family("Overcooked", _max_steps, "max_steps", 0, _never),
+    "Hanabi": Family("Hanabi", _no_limit, None, 0, _always, available_actions=_hanabi_legal),
+    "Coin Game": Family("Coin Game", _coin_game_length, None, 0, _never),
+    "Switch Riddle": Family("Switch Riddle", _max_steps, None, 0, _switch_riddle_told),
+    "JaxNav": Family(
+        "JaxNav", _max_steps, "max_steps", 0, _jaxnav_finished, alive=_jaxnav_alive, global_observation=_jaxnav_world_state
+    ),
+    "MABrax": Family("MABrax", _mabrax_length, "episode_length", 0, _mabrax_fell),
+}
+"""Every JaxMARL family the adapter supports, read off JaxMARL 0.2's `step_env`s."""
+
+
+def _family_classes() -> list[tuple[type, str]]:
+    from jaxmarl.environments.coin_game.coin_game import CoinGame
+    from jaxmarl.environments.hanabi.hanabi import HanabiEnv
+    from jaxmarl.environments.jaxnav.jaxnav_env import JaxNav
+    from jaxmarl.environments.mpe.simple import SimpleMPE
+    from jaxmarl.environments.overcooked.overcooked import Overcooked
+    from jaxmarl.environments.overcooked_v2.overcooked import OvercookedV2
+    from jaxmarl.environments.smax.heuristic_enemy_smax_env import EnemySMAX
+    from jaxmarl.environments.smax.smax_env import SMAX
+    from jaxmarl.environments.switch_riddle.switch_riddle import SwitchRiddle
+
+    classes = [
+        (SimpleMPE, "MPE"),
+        (SMAX, "SMAX"),
+        (EnemySMAX, "SMAX"),
+        (Overcooked, "Overcooked"),
+        (OvercookedV2, "Overcooked"),
+        (HanabiEnv, "Hanabi"),
+        (CoinGame, "Coin Game"),
+        (SwitchRiddle, "Switch Riddle"),
+        (JaxNav, "JaxNav"),
+    ]
+    try:
+        from jaxmarl.environments.mabrax.mabrax_env import MABraxEnv
+    except ImportError:  # MABrax needs brax, which JaxMARL treats as optional
+        return classes
+    return [*classes, (MABraxEnv, "MABrax")]
 
 
 def family_of(env: Any) -> Family:
     """The `Family` of a JaxMARL env or env class; a `TypeError` names the families supported."""
-    from jaxmarl.environments.mpe.simple import SimpleMPE
-
     env_class = env if isinstance(env, type) else type(env)
-    if issubclass(env_class, SimpleMPE):
-        return _mpe_family()
+    for base, name in _family_classes():
+        if issubclass(env_class, base):
+            return FAMILIES[name]
     raise TypeError(
         f"JaxMARLAdapter does not support {env_class.__name__}; it supports the JaxMARL families "
-        f"{', '.join(SUPPORTED_FAMILIES)}."
+        f"{', '.join(FAMILIES)}."
     )
 
 
@@ -130,9 +231,6 @@ def episode_length_settings(env_class: type, episode_length: int | None) -> dict
     if episode_length < 1:
         raise ValueError(f"episode_length must be an int >= 1, got {episode_length}")
     return {family.limit_setting: int(episode_length) - family.limit_offset}
-
-
-SUPPORTED_FAMILIES = ("MPE",)
 
 
 class JaxMARLAdapter:
@@ -152,6 +250,11 @@ class JaxMARLAdapter:
             )
         self.env = env
         self.family = family_of(env)
+        if getattr(env, "auto_reset", False):
+            raise ValueError(
+                f"{type(env).__name__} was built with auto_reset=True, so its step_env resets inside and the "
+                "terminal observation is lost. Build it with auto_reset=False."
+            )
         self.agents: tuple[Any, ...] = tuple(env.agents)
         self._num_agents = len(self.agents)
         self._agent_action_spaces: list[Any] = [env.action_space(agent) for agent in self.agents]
@@ -221,7 +324,7 @@ class JaxMARLAdapter:
         observations, env_state, rewards, dones, info = self.env.step_env(step_key, state.env_state, actions)
         env_state = _cast_like(env_state, self._signature["env_state"])
         done = jnp.asarray(dones["__all__"], jnp.bool_)
-        termination = done & self.family.termination(self.env, state.env_state, env_state, dones)
+        termination = done & self.family.termination(self.env, state.env_state, actions, env_state, info)
         if self.family.alive is None:
             active = acted
             reward = jnp.stack(_per_agent(rewards, self.agents)).astype(jnp.float32)
@@ -257,8 +360,8 @@ class JaxMARLAdapter:
         per_agent = {}
         for i, (agent, space) in enumerate(zip(self.agents, self._agent_action_spaces)):
             own = action[i]
-            if isinstance(space, jaxmarl_spaces.Box) and own.shape != tuple(space.shape):
-                own = own[tuple(slice(0, d) for d in space.shape)]
+            if isinstance(space, jaxmarl_spaces.Box) and own.shape != _shape_of(space):
+                own = own[tuple(slice(0, d) for d in _shape_of(space))]
             per_agent[agent] = own.astype(space.dtype)
         return per_agent
 
@@ -292,7 +395,7 @@ class JaxMARLAdapter:
         key = jax.random.key(0)
         _, env_state = jax.eval_shape(self.env.reset, key)
         actions = {
-            agent: jax.ShapeDtypeStruct(tuple(space.shape), jnp.dtype(space.dtype))
+            agent: jax.ShapeDtypeStruct(_shape_of(space), jnp.dtype(space.dtype))
             for agent, space in zip(self.agents, self._agent_action_spaces)
         }
         observation, next_state, _, _, info = jax.eval_shape(self.env.step_env, key, env_state, actions)
@@ -327,20 +430,25 @@ def _cast_like(tree: Any, signature: Any) -> Any:
     return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)
 
 
+def _shape_of(space: Any) -> tuple[int, ...]:
+    """A JaxMARL space's shape as a tuple (Hanabi declares an int)."""
+    return tuple(np.atleast_1d(space.shape).astype(int).tolist()) if np.ndim(space.shape) == 0 else tuple(int(d) for d in space.shape)
+
+
 def _stacked_action_space(spaces: Sequence[Any]) -> tuple[Space, list[Any]]:
     """The slots' action space, and each agent's own extent in it (an action count or a shape)."""
     if all(isinstance(space, jaxmarl_spaces.Discrete) for space in spaces):
         counts = [int(space.n) for space in spaces]
         return Discrete(max(counts), shape=(len(spaces),), dtype=jnp.int32), counts
     if all(isinstance(space, jaxmarl_spaces.Box) for space in spaces):
-        shapes = [tuple(space.shape) for space in spaces]
+        shapes = [_shape_of(space) for space in spaces]
         padded = _padded_shape(shapes)
         low = np.zeros((len(spaces), *padded), np.float32)
         high = np.zeros((len(spaces), *padded), np.float32)
-        for i, space in enumerate(spaces):
-            region = (i, *(slice(0, d) for d in space.shape))
-            low[region] = np.broadcast_to(np.asarray(space.low, np.float32), space.shape)
-            high[region] = np.broadcast_to(np.asarray(space.high, np.float32), space.shape)
+        for i, (space, shape) in enumerate(zip(spaces, shapes)):
+            region = (i, *(slice(0, d) for d in shape))
+            low[region] = np.broadcast_to(np.asarray(space.low, np.float32), shape)
+            high[region] = np.broadcast_to(np.asarray(space.high, np.float32), shape)
         return Box(low, high, low.shape, jnp.float32), shapes
     kinds = sorted({type(space).__name__ for space in spaces})
     raise TypeError(f"JaxMARLAdapter supports all-Discrete or all-Box action spaces, got {kinds}")
@@ -390,11 +498,11 @@ def _declared_bounds(space: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, np
     """A declared space's bounds broadcast to the emitted shape; unbounded where JaxMARL declares another shape."""
     if isinstance(space, jaxmarl_spaces.Box):
         low, high = np.asarray(space.low, np.float64), np.asarray(space.high, np.float64)
-        if tuple(space.shape) == shape or (low.size == 1 and high.size == 1):
+        if _shape_of(space) == shape or (low.size == 1 and high.size == 1):
             return np.broadcast_to(low, shape), np.broadcast_to(high, shape)
     if isinstance(space, jaxmarl_spaces.Discrete) and shape == ():
         return np.zeros(()), np.full((), space.n - 1.0)
     return np.full(shape, -np.inf), np.full(shape, np.inf)
 
 
-__all__ = ["Family", "JaxMARLAdapter", "episode_length_settings", "family_of"]
+__all__ = ["FAMILIES", "Family", "JaxMARLAdapter", "episode_length_settings", "family_of"]

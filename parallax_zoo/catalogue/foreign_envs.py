@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from parallax_zoo.catalogue.signatures import check_kwargs
+from parallax_zoo.catalogue.signatures import accepted_kwargs, check_kwargs
 
 ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx", "jaxmarl": "jaxmarl"}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""
@@ -73,8 +73,15 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
     """`JaxMARLAdapter(jaxmarl.make(foreign_id, **kwargs))`; `max_steps` sets the env's own time limit, kwargs win."""
     jaxmarl = import_optional("jaxmarl", "jaxmarl", env_id)
     adapter = import_optional("parallax.adapters.jaxmarl", "jaxmarl", env_id)
-    env_class = type(jaxmarl.make(foreign_id))
-    check_kwargs(env_id, kwargs, env_class)
+    default = jaxmarl.make(foreign_id)
+    env_class = type(default)
+    accepted = accepted_kwargs(env_class)
+    inner = getattr(default, "_env", None)  # HeuristicEnemySMAX passes the settings it does not know to its SMAX
+    if accepted is not None and inner is not None:
+        inner_accepted = accepted_kwargs(type(inner))
+        accepted = None if inner_accepted is None else accepted + inner_accepted
+    if accepted is not None:
+        check_kwargs(env_id, kwargs, accepted)
     settings = {**adapter.episode_length_settings(env_class, max_steps), **kwargs}
     return adapter.JaxMARLAdapter(jaxmarl.make(foreign_id, **settings))
 
