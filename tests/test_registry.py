@@ -33,7 +33,7 @@ ADAPTER_MODULES = {"gymnax": ("gymnax", "parallax.adapters.gymnax"),
 HEAVY_ADAPTED = {"brax/ant", "mjx/CartpoleBalance"}
 """Adapted envs whose compile alone takes minutes on a CPU: checked with --run-slow."""
 
-SUITES_WITH_OWN_TESTS = {"jaxmarl"}
+SUITES_WITH_OWN_TESTS = {"jaxmarl", "craftax"}
 """Suites whose ids `tests/test_adapter_<suite>.py` checks, cheap ones by default and the rest with --run-slow."""
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from parallax_zoo.catalogue.signatures import accepted_kwargs, check_kwargs
 
-ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx", "jaxmarl": "jaxmarl"}
+ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx", "jaxmarl": "jaxmarl", "craftax": "craftax"}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""
 
 
@@ -86,10 +86,31 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
     return adapter.JaxMARLAdapter(jaxmarl.make(foreign_id, **settings))
 
 
+def build_craftax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`CraftaxAdapter` around Craftax's env without auto-reset; `max_steps` sets `params.max_timesteps`.
+
+    kwargs name fields of Craftax's `EnvParams` (`day_length`, ...) or of its
+    `StaticEnvParams` (`map_size`, ...), which rebuild the env.
+    """
+    craftax_env = import_optional("craftax.craftax_env", "craftax", env_id)
+    adapter = import_optional("parallax.adapters.craftax", "craftax", env_id)
+    env = craftax_env.make_craftax_env_from_name(foreign_id, auto_reset=False)
+    params, static = env.default_params, env.default_static_params()
+    static_names = [field.name for field in dataclasses.fields(static)]
+    check_kwargs(env_id, kwargs, [field.name for field in dataclasses.fields(params)] + static_names)
+    static_kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items() if k in static_names}
+    if static_kwargs:
+        env = type(env)(static_env_params=static.replace(**static_kwargs))
+    if max_steps is not None:
+        params = params.replace(max_timesteps=max_steps)
+    return adapter.CraftaxAdapter(env, params.replace(**{k: v for k, v in kwargs.items() if k not in static_names}))
+
+
 BUILDERS: dict[str, Callable[[str, str, Mapping[str, Any], int | None], Any]] = {
     "gymnax": build_gymnax,
     "brax": build_brax,
     "mjx": build_mjx,
     "jaxmarl": build_jaxmarl,
+    "craftax": build_craftax,
 }
 """Adapter name in registry.yaml -> the function that builds such an env."""

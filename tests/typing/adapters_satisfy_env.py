@@ -3,13 +3,14 @@
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax import AutoResetWrapper, Env, MARLEnv, MARLState, State, TimeLimit, VmapWrapper
-from parallax.adapters import BraxAdapter, GymnaxAdapter, JaxMARLAdapter, MJXAdapter
+from parallax.adapters import BraxAdapter, CraftaxAdapter, GymnaxAdapter, JaxMARLAdapter, MJXAdapter
 
 
 def takes_env(env: Env[State]) -> State: ...
 
 
-def adapters_are_envs(gymnax_env: GymnaxAdapter, brax_env: BraxAdapter, mjx_env: MJXAdapter) -> None:
+def adapters_are_envs(gymnax_env: GymnaxAdapter, brax_env: BraxAdapter, mjx_env: MJXAdapter, craftax_env: CraftaxAdapter) -> None:
+    takes_env(craftax_env)
     takes_env(gymnax_env)
     takes_env(brax_env)
     takes_env(mjx_env)
