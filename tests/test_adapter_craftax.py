@@ -141,3 +141,10 @@ def test_craftax_truncates_at_its_time_limit_and_matches_its_own_step():
     assert bool(done)
     np.testing.assert_array_equal(obs, last.observation)
     assert env.action_space == Discrete(43) and env.observation_space.shape == obs.shape
+
+
+@pytest.mark.parametrize("env_id", parallax_zoo.list_envs(tag="craftax"))
+def test_every_registered_id_builds_with_the_registered_episode_length(env_id):
+    env = parallax_zoo.make(env_id)
+    assert env.episode_length == parallax_zoo.spec(env_id).max_steps
+    assert env.action_space == Discrete(17 if "Classic" in env_id else 43)

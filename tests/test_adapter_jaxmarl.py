@@ -56,6 +56,23 @@ def test_every_registered_id_passes_check_env(env_id):
     check_env(env, num_steps=8)
 
 
+@pytest.mark.parametrize(
+    "env_id", [i if "mabrax" not in parallax_zoo.spec(i).tags else pytest.param(i, marks=pytest.mark.slow) for i in JAXMARL_IDS]
+)
+def test_every_registered_id_builds_with_the_registered_episode_length(env_id):
+    env = parallax_zoo.make(env_id)
+    assert env.episode_length == parallax_zoo.spec(env_id).max_steps
+    assert env.num_agents == parallax_zoo.spec(env_id).num_agents == len(env.env.agents)
+
+
+def test_settings_jaxmarl_does_not_take_get_a_clear_error():
+    # JaxMARL builds facmac_3a from a factory without settings: its episodes are fixed at 26 steps.
+    with pytest.raises(TypeError, match=r"MPE_simple_facmac_3a_v1 does not take the settings \['max_steps'\]"):
+        parallax_zoo.make("jaxmarl/MPE_simple_facmac_3a_v1", max_steps=10)
+    with pytest.raises(TypeError, match="does not take the keyword argument 'max_step'"):
+        parallax_zoo.make("jaxmarl/SMAX", max_step=10)
+
+
 @pytest.mark.slow
 def test_mpe_truncates_where_jaxmarl_ends_the_episode_with_the_true_last_observation(spread):
     raw = spread.env

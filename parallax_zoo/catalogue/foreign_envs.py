@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from parallax_zoo.catalogue.signatures import accepted_kwargs, check_kwargs
+from parallax_zoo.catalogue.signatures import InvalidKwargError, accepted_kwargs, check_kwargs
 
 ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx", "jaxmarl": "jaxmarl", "craftax": "craftax"}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""
@@ -82,8 +82,20 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
         accepted = None if inner_accepted is None else accepted + inner_accepted
     if accepted is not None:
         check_kwargs(env_id, kwargs, accepted)
-    settings = {**adapter.episode_length_settings(env_class, max_steps), **kwargs}
-    return adapter.JaxMARLAdapter(jaxmarl.make(foreign_id, **settings))
+    default_length = adapter.family_of(env_class).episode_length(default)
+    limit = {} if max_steps == default_length else adapter.episode_length_settings(env_class, max_steps)
+    if accepted is not None and not set(limit) <= set(accepted):
+        raise InvalidKwargError(
+            f"{env_id} has a fixed episode length of {default_length} steps: JaxMARL's {env_class.__name__} "
+            f"takes no {', '.join(limit)} setting, so max_steps={max_steps} cannot be applied."
+        )
+    settings = {**limit, **kwargs}
+    try:
+        env = jaxmarl.make(foreign_id, **settings)
+    except TypeError as error:  # JaxMARL builds some ids (MPE facmac 3a/6a/9a) from factories that take no settings
+        fixed = f" (a fixed episode length of {default_length} steps: max_steps={max_steps} cannot be applied)" if limit else ""
+        raise InvalidKwargError(f"{env_id} does not take the settings {sorted(settings)}{fixed}: {error}") from error
+    return adapter.JaxMARLAdapter(env)
 
 
 def build_craftax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
