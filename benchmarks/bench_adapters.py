@@ -17,6 +17,11 @@ the repetitions is reported; compile time is measured separately. The pairs:
   this is the pair that measures the adapter. A third row pairs the
   auto-reset stack with a raw loop that, like the protocol, carries a key
   per env and splits it every step.
+- JaxMARL MPE_simple_spread_v3 and Craftax-Classic-Symbolic-v1 (1, 128,
+  1024 envs): the raw suite's `step_env` under `jax.vmap`, then its `reset`
+  for every env and a select that keeps the fresh state where an episode
+  ended, a key per env split every step; against `VmapWrapper(adapter)`
+  stepped and selectively reset, the same work behind the protocol.
 - Brax inverted_pendulum (spring backend, 16 envs) and Playground PointMass
   (impl "jax", 16 envs): raw `env.step` against `VmapWrapper(adapter)`;
   neither side resets, since brax and Playground envs do not reset
@@ -141,6 +146,82 @@ def gymnax_cases(num_envs: int, num_steps: int) -> list[Case]:
     ]
 
 
+def where_done(done: Any, fresh: Any, kept: Any) -> Any:
+    """`fresh` where an env's episode ended, `kept` elsewhere: the selective reset, leaf by leaf."""
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(jnp.reshape(done, done.shape + (1,) * (a.ndim - 1)), a, b), fresh, kept)
+
+
+def split_per_env(keys: Any, num: int) -> list[Any]:
+    """`num` new keys for every env's key: the raw loops' per-env key handling."""
+    return list(jnp.moveaxis(jax.vmap(lambda k: jax.random.split(k, num))(keys), 1, 0))
+
+
+def selective_case(name: str, adapter: Any, raw_step: Callable[[Any, Any], Any], raw_carry: Any, actions: Callable[[Any], Any], num_envs: int, num_steps: int) -> Case:
+    """`raw_step` against `VmapWrapper(adapter)` stepped, then reset where done, with the same actions."""
+    env = VmapWrapper(adapter, num_envs=num_envs)
+
+    def ours_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        key, state = carry
+        key, reset_key = jax.random.split(key)
+        state = env.step(state, actions(t))
+        agents = getattr(state, "agents", None)
+        outputs = (state.reward, state.observation) if agents is None else (agents.reward, agents.observation)
+        return (key, env.reset(key=reset_key, state=state, done=state.done)), outputs
+
+    ours = (scan_rollout(ours_step, num_steps), (jax.random.key(1), env.reset(key=jax.random.key(0))))
+    return Case(name, num_envs, num_steps, (scan_rollout(raw_step, num_steps), raw_carry), ours)
+
+
+def jaxmarl_case(num_envs: int, num_steps: int) -> Case:
+    import jaxmarl
+
+    from parallax.adapters.jaxmarl import JaxMARLAdapter
+
+    raw_env = jaxmarl.make("MPE_simple_spread_v3")
+    agents = raw_env.agents
+
+    def actions(t: Any) -> Any:
+        return ((t + jnp.arange(num_envs)[:, None] + jnp.arange(len(agents))[None, :]) % 5).astype(jnp.int32)
+
+    def raw_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        keys, state = carry
+        keys, step_keys, reset_keys = split_per_env(keys, 3)
+        action = actions(t)
+        obs, state, rewards, dones, _ = jax.vmap(raw_env.step_env)(step_keys, state, {a: action[:, i] for i, a in enumerate(agents)})
+        outputs = (jnp.stack([rewards[a] for a in agents], axis=1), jnp.stack([obs[a] for a in agents], axis=1))
+        _, fresh = jax.vmap(raw_env.reset)(reset_keys)
+        return (keys, where_done(dones["__all__"], fresh, state)), outputs
+
+    keys = jax.random.split(jax.random.key(0), num_envs)
+    _, raw_state = jax.vmap(raw_env.reset)(keys)
+    return selective_case("jaxmarl MPE_simple_spread_v3 selective", JaxMARLAdapter(raw_env), raw_step, (keys, raw_state), actions, num_envs, num_steps)
+
+
+def craftax_case(num_envs: int, num_steps: int) -> Case:
+    from craftax.craftax_env import make_craftax_env_from_name
+
+    from parallax.adapters.craftax import CraftaxAdapter
+
+    raw_env = make_craftax_env_from_name("Craftax-Classic-Symbolic-v1", auto_reset=False)
+    default_params: Any = raw_env.default_params
+    params = default_params.replace(max_timesteps=50)
+
+    def actions(t: Any) -> Any:
+        return ((t + jnp.arange(num_envs)) % 17).astype(jnp.int32)
+
+    def raw_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        keys, state = carry
+        keys, step_keys, reset_keys = split_per_env(keys, 3)
+        obs, state, reward, done, _ = jax.vmap(raw_env.step_env, in_axes=(0, 0, 0, None))(step_keys, state, actions(t), params)
+        _, fresh = jax.vmap(raw_env.reset_env, in_axes=(0, None))(reset_keys, params)
+        return (keys, where_done(done, fresh, state)), (reward, obs)
+
+    keys = jax.random.split(jax.random.key(0), num_envs)
+    _, raw_state = jax.vmap(raw_env.reset_env, in_axes=(0, None))(keys, params)
+    adapter = CraftaxAdapter(raw_env, params)
+    return selective_case("craftax Classic-Symbolic (50-step episodes)", adapter, raw_step, (keys, raw_state), actions, num_envs, num_steps)
+
+
 def physics_case(name: str, raw_env: Any, adapter: Any, num_envs: int, num_steps: int) -> Case:
     """Raw `jax.vmap(env.step)` against `VmapWrapper(adapter)` for a Brax-style env, no resets on either side."""
     size = adapter.action_space.shape[0]
@@ -225,7 +306,9 @@ def measure(case: Case, repetitions: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and steps")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["gymnax", "brax", "mjx"], help="families to leave out")
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["gymnax", "brax", "mjx", "jaxmarl", "craftax"], help="families to leave out"
+    )
     args = parser.parse_args()
     repetitions, scale = (5, 0.25) if args.quick else (15, 1.0)
     warnings.filterwarnings("ignore")
@@ -234,6 +317,12 @@ def main() -> None:
     if "gymnax" not in args.skip:
         for num_envs, num_steps in ((1, 20000), (128, 4000), (1024, 1000)):
             builders.append(lambda n=num_envs, s=num_steps: gymnax_cases(n, max(1, int(s * scale))))
+    if "jaxmarl" not in args.skip:
+        for num_envs, num_steps in ((1, 4000), (128, 1000), (1024, 200)):
+            builders.append(lambda n=num_envs, s=num_steps: [jaxmarl_case(n, max(1, int(s * scale)))])
+    if "craftax" not in args.skip:
+        for num_envs, num_steps in ((1, 400), (128, 100), (1024, 20)):
+            builders.append(lambda n=num_envs, s=num_steps: [craftax_case(n, max(1, int(s * scale)))])
     if "brax" not in args.skip:
         builders.append(lambda: [brax_case(16, max(1, int(200 * scale)))])
     if "mjx" not in args.skip:

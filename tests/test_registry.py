@@ -33,10 +33,15 @@ ADAPTER_MODULES = {"gymnax": ("gymnax", "parallax.adapters.gymnax"),
 HEAVY_ADAPTED = {"brax/ant", "mjx/CartpoleBalance"}
 """Adapted envs whose compile alone takes minutes on a CPU: checked with --run-slow."""
 
+SUITES_WITH_OWN_TESTS = {"jaxmarl", "craftax"}
+"""Suites whose ids `tests/test_adapter_<suite>.py` checks, cheap ones by default and the rest with --run-slow."""
+
 
 def _registered_id_params() -> list:
     params = []
     for env_id in parallax_zoo.list_envs():
+        if parallax_zoo.spec(env_id).adapter in SUITES_WITH_OWN_TESTS:
+            continue
         marks = [pytest.mark.slow] if env_id in HEAVY_ADAPTED else []
         params.append(pytest.param(env_id, marks=marks, id=env_id))
     return params

@@ -1,6 +1,6 @@
 """Adapters from foreign JAX environment APIs to the parallax protocol.
 
-Each adapter imports its package (gymnax, brax, mujoco_playground) only when
+Each adapter imports its package (gymnax, brax, mujoco_playground, jaxmarl, craftax) only when
 it is first used, so `import parallax.adapters` stays light.
 """
 
@@ -11,16 +11,20 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from parallax.adapters.brax import BraxAdapter
+    from parallax.adapters.craftax import CraftaxAdapter
     from parallax.adapters.gymnax import GymnaxAdapter
+    from parallax.adapters.jaxmarl import JaxMARLAdapter
     from parallax.adapters.mjx import MJXAdapter
 
 _ADAPTERS = {
     "GymnaxAdapter": "parallax.adapters.gymnax",
     "BraxAdapter": "parallax.adapters.brax",
     "MJXAdapter": "parallax.adapters.mjx",
+    "JaxMARLAdapter": "parallax.adapters.jaxmarl",
+    "CraftaxAdapter": "parallax.adapters.craftax",
 }
 
-_EXTRAS = {"GymnaxAdapter": "gymnax", "BraxAdapter": "brax", "MJXAdapter": "mjx"}
+_EXTRAS = {"GymnaxAdapter": "gymnax", "BraxAdapter": "brax", "MJXAdapter": "mjx", "JaxMARLAdapter": "jaxmarl", "CraftaxAdapter": "craftax"}
 
 
 def __getattr__(name: str) -> Any:
@@ -37,4 +41,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'parallax.adapters' has no attribute {name!r}")
 
 
-__all__ = ["BraxAdapter", "GymnaxAdapter", "MJXAdapter"]
+__all__ = ["BraxAdapter", "CraftaxAdapter", "GymnaxAdapter", "JaxMARLAdapter", "MJXAdapter"]

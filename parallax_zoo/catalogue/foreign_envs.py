@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from parallax_zoo.catalogue.signatures import check_kwargs
+from parallax_zoo.catalogue.signatures import InvalidKwargError, accepted_kwargs, check_kwargs
 
-ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx"}
+ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx", "jaxmarl": "jaxmarl", "craftax": "craftax"}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""
 
 
@@ -69,9 +69,60 @@ def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps
     return adapter.MJXAdapter(playground.registry.load(foreign_id, config_overrides=overrides))
 
 
+def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`JaxMARLAdapter(jaxmarl.make(foreign_id, **kwargs))`; `max_steps` sets the env's own time limit, kwargs win."""
+    jaxmarl = import_optional("jaxmarl", "jaxmarl", env_id)
+    adapter = import_optional("parallax.adapters.jaxmarl", "jaxmarl", env_id)
+    default = jaxmarl.make(foreign_id)
+    env_class = type(default)
+    accepted = accepted_kwargs(env_class)
+    inner = getattr(default, "_env", None)  # HeuristicEnemySMAX passes the settings it does not know to its SMAX
+    if accepted is not None and inner is not None:
+        inner_accepted = accepted_kwargs(type(inner))
+        accepted = None if inner_accepted is None else accepted + inner_accepted
+    if accepted is not None:
+        check_kwargs(env_id, kwargs, accepted)
+    default_length = adapter.family_of(env_class).episode_length(default)
+    limit = {} if max_steps == default_length else adapter.episode_length_settings(env_class, max_steps)
+    if accepted is not None and not set(limit) <= set(accepted):
+        raise InvalidKwargError(
+            f"{env_id} has a fixed episode length of {default_length} steps: JaxMARL's {env_class.__name__} "
+            f"takes no {', '.join(limit)} setting, so max_steps={max_steps} cannot be applied."
+        )
+    settings = {**limit, **kwargs}
+    try:
+        env = jaxmarl.make(foreign_id, **settings)
+    except TypeError as error:  # JaxMARL builds some ids (MPE facmac 3a/6a/9a) from factories that take no settings
+        fixed = f" (a fixed episode length of {default_length} steps: max_steps={max_steps} cannot be applied)" if limit else ""
+        raise InvalidKwargError(f"{env_id} does not take the settings {sorted(settings)}{fixed}: {error}") from error
+    return adapter.JaxMARLAdapter(env)
+
+
+def build_craftax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`CraftaxAdapter` around Craftax's env without auto-reset; `max_steps` sets `params.max_timesteps`.
+
+    kwargs name fields of Craftax's `EnvParams` (`day_length`, ...) or of its
+    `StaticEnvParams` (`map_size`, ...), which rebuild the env.
+    """
+    craftax_env = import_optional("craftax.craftax_env", "craftax", env_id)
+    adapter = import_optional("parallax.adapters.craftax", "craftax", env_id)
+    env = craftax_env.make_craftax_env_from_name(foreign_id, auto_reset=False)
+    params, static = env.default_params, env.default_static_params()
+    static_names = [field.name for field in dataclasses.fields(static)]
+    check_kwargs(env_id, kwargs, [field.name for field in dataclasses.fields(params)] + static_names)
+    static_kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items() if k in static_names}
+    if static_kwargs:
+        env = type(env)(static_env_params=static.replace(**static_kwargs))
+    if max_steps is not None:
+        params = params.replace(max_timesteps=max_steps)
+    return adapter.CraftaxAdapter(env, params.replace(**{k: v for k, v in kwargs.items() if k not in static_names}))
+
+
 BUILDERS: dict[str, Callable[[str, str, Mapping[str, Any], int | None], Any]] = {
     "gymnax": build_gymnax,
     "brax": build_brax,
     "mjx": build_mjx,
+    "jaxmarl": build_jaxmarl,
+    "craftax": build_craftax,
 }
 """Adapter name in registry.yaml -> the function that builds such an env."""

@@ -1,0 +1,134 @@
+"""`CraftaxAdapter`: a Craftax (or Craftax-Classic) environment as a parallax `Env`.
+
+Craftax's auto-resetting envs overwrite the terminal observation; the adapter
+calls `step_env`, which never resets (DESIGN.md section 10), and is best
+handed the suite's `...NoAutoReset` classes (`make_craftax_env_from_name(name,
+auto_reset=False)`). Craftax ends an episode when the player dies (or walks
+into lava, or beats the final boss) and at `params.max_timesteps`; the first
+are termination, the time limit is truncation, told apart by asking the env's
+own `is_terminal` again with the time limit lifted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from craftax.environment_base import spaces as craftax_spaces
+from jaxtyping import Array, PRNGKeyArray
+
+from parallax.core import State, require_key
+from parallax.spaces import Box, Discrete, Space, check_action
+
+NO_TIME_LIMIT = int(np.iinfo(np.int32).max)
+
+
+class CraftaxAdapter:
+    """Wraps a Craftax env and its params; `params=None` means `env.default_params`.
+
+    `env_state` is Craftax's `EnvState`; `info` what `step_env` reports (the
+    achievements and `discount`; zeros after `reset`). The key advances on
+    every step. `episode_length` is `params.max_timesteps`, the step on which
+    `truncation` becomes true.
+    """
+
+    def __init__(self, env: Any, params: Any = None):
+        if not (hasattr(env, "step_env") and hasattr(env, "reset_env") and hasattr(env, "is_terminal")):
+            raise TypeError(
+                f"CraftaxAdapter expects a Craftax environment (with step_env, reset_env and is_terminal), got "
+                f"{type(env).__name__}. Create one with craftax.craftax_env.make_craftax_env_from_name(name, auto_reset=False)."
+            )
+        self.env = env
+        self.params = env.default_params if params is None else params
+        self._untimed_params = self.params.replace(max_timesteps=NO_TIME_LIMIT)
+        self._signature = self._abstract_step()
+        observation = self._signature[0]
+        declared = env.observation_space(self.params)
+        self._observation_space = Box(
+            np.broadcast_to(np.asarray(declared.low, np.float64), observation.shape),
+            np.broadcast_to(np.asarray(declared.high, np.float64), observation.shape),
+            observation.shape,
+            observation.dtype,
+        )
+        action_space = env.action_space(self.params)
+        if not isinstance(action_space, craftax_spaces.Discrete):
+            raise TypeError(f"CraftaxAdapter expects a Discrete action space, got {type(action_space).__name__}")
+        self._action_space = Discrete(int(action_space.n))
+        self._reset = jax.jit(self._reset_unchecked)
+        self._step = jax.jit(self._step_unchecked)
+
+    @property
+    def action_space(self) -> Space:
+        return self._action_space
+
+    @property
+    def observation_space(self) -> Space:
+        return self._observation_space
+
+    @property
+    def episode_length(self) -> int:
+        """Craftax's time limit: the step on which `truncation` becomes true."""
+        return int(self.params.max_timesteps)
+
+    def reset(self, *, key: PRNGKeyArray) -> State:
+        require_key(key, "CraftaxAdapter.reset")
+        return self._reset(key)
+
+    def step(self, state: State, action: Array) -> State:
+        check_action(self.action_space, action, where="CraftaxAdapter.step")
+        return self._step(state, action)
+
+    def _reset_unchecked(self, key: PRNGKeyArray) -> State:
+        state_key, reset_key = jax.random.split(key)
+        observation, env_state = self.env.reset_env(reset_key, self.params)
+        step_observation, step_env_state, step_info = self._signature
+        return State(
+            env_state=_cast_like(env_state, step_env_state),
+            observation=_cast_like(observation, step_observation),
+            reward=jnp.zeros((), jnp.float32),
+            termination=jnp.zeros((), jnp.bool_),
+            truncation=jnp.zeros((), jnp.bool_),
+            info=jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), step_info),
+            step_count=jnp.zeros((), jnp.int32),
+            key=state_key,
+        )
+
+    def _step_unchecked(self, state: State, action: Array) -> State:
+        next_key, step_key = jax.random.split(state.key)
+        observation, env_state, reward, done, info = self.env.step_env(step_key, state.env_state, action, self.params)
+        done = jnp.asarray(done, jnp.bool_)
+        termination = done & jnp.asarray(self.env.is_terminal(env_state, self._untimed_params), jnp.bool_)
+        step_observation, step_env_state, step_info = self._signature
+        return State(
+            env_state=_cast_like(env_state, step_env_state),
+            observation=_cast_like(observation, step_observation),
+            reward=jnp.asarray(reward, jnp.float32),
+            termination=termination,
+            truncation=done & ~termination,
+            info=_cast_like(dict(info), step_info),
+            step_count=state.step_count + 1,
+            key=next_key,
+        )
+
+    def _abstract_step(self) -> tuple[Any, Any, dict[str, Any]]:
+        """Shapes and dtypes of what `step_env` returns: the reference every state is cast to."""
+        key = jax.random.key(0)
+        _, env_state = jax.eval_shape(lambda k: self.env.reset_env(k, self.params), key)
+        action = jax.ShapeDtypeStruct((), jnp.int32)
+        observation, next_state, _, _, info = jax.eval_shape(
+            lambda k, s, a: self.env.step_env(k, s, a, self.params), key, env_state, action
+        )
+        return observation, next_state, dict(info)
+
+    def __repr__(self) -> str:
+        return f"CraftaxAdapter({self.env.name})"
+
+
+def _cast_like(tree: Any, signature: Any) -> Any:
+    """`tree` with every leaf a strongly typed array of its signature's dtype, so reset and step agree."""
+    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)
+
+
+__all__ = ["CraftaxAdapter"]
