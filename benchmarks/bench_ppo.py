@@ -31,15 +31,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import contextlib
 import sys
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
+from peers import import_script, require
 from timing import Timing, compare_compiled
 
 from parallax_zoo.agents.ppo import PPOConfig, make_train
@@ -98,51 +98,16 @@ class FiveValueStep:
         return getattr(self._env, name)
 
 
-@contextlib.contextmanager
-def stand_ins(names: tuple[str, ...]) -> Iterator[None]:
-    """Empty modules under `names` while importing, for imports of libraries a run never uses."""
-
-    class Unused(types.ModuleType):
-        def __getattr__(self, attr: str) -> Any:
-            if attr.startswith("__"):
-                raise AttributeError(attr)
-            return type(attr, (), {"__init__": _unused(f"{self.__name__}.{attr}")})
-
-    saved = {name: sys.modules.get(name) for name in names}
-    for name in names:
-        sys.modules[name] = Unused(name)
-    try:
-        yield
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
-
-
-def _unused(what: str) -> Callable[..., None]:
-    def fail(*_: Any, **__: Any) -> None:
-        raise RuntimeError(f"{what} is a stand-in: this benchmark runs PureJaxRL on gymnax only")
-
-    return fail
-
-
 def load_purejaxrl(checkout: Path) -> types.ModuleType:
     """PureJaxRL's `ppo` module from a checkout, its gymnax envs seen through `FiveValueStep`."""
     folder = checkout / "purejaxrl"
     if not (folder / "ppo.py").is_file():
         sys.exit(f"--purejaxrl: no purejaxrl/ppo.py under {checkout}; pass a checkout of luchris429/purejaxrl.")
-    try:
-        import distrax  # noqa: F401  # pyright: ignore[reportMissingImports]
-    except ImportError:
-        sys.exit("--purejaxrl: PureJaxRL's ppo.py needs distrax; install it (pip install distrax) and rerun.")
+    require("distrax", "PureJaxRL's ppo.py")
     import gymnax
 
-    sys.path.insert(0, str(folder))
     unused = ("navix", "brax", "brax.envs", "brax.envs.wrappers", "brax.envs.wrappers.training")
-    with stand_ins(unused):
-        import ppo  # pyright: ignore[reportMissingImports]
+    ppo = import_script(folder, "ppo", {name: {} for name in unused})
 
     def make(name: str, **kwargs: Any) -> tuple[Any, Any]:
         env, params = gymnax.make(name, **kwargs)
