@@ -16,7 +16,10 @@ Nothing of it is copied here. Two adjustments let it run unchanged: gymnax
 1.x steps return `(obs, state, reward, terminated, truncated, info)` where
 PureJaxRL unpacks five values, so it gets a view of the gymnax env whose step
 returns `terminated | truncated` as `done`; and its `wrappers.py` imports
-navix and brax for other envs, so those imports get empty stand-ins. The
+navix and brax for other envs, so those imports get empty stand-ins. For the
+vmapped row, its orthogonal initializer is flax's drawn one matrix at a time
+(`networks.orthogonal`, the same weights): XLA:CPU's batched QR, which vmapping
+flax's would use, can deadlock, and does here at 16 seeds. The
 ratio is PureJaxRL's time over ours (above 1: ours is faster), per pair of
 interleaved runs. The two differ in one known way: PureJaxRL treats every
 episode end as terminal, ours bootstraps truncated episodes from the value of
@@ -42,6 +45,7 @@ import numpy as np
 from peers import import_script, require
 from timing import Timing, compare_compiled
 
+from parallax_zoo.agents.networks import orthogonal
 from parallax_zoo.agents.ppo import PPOConfig, make_train
 
 ENV_ID = "gymnax/CartPole-v1"
@@ -114,6 +118,7 @@ def load_purejaxrl(checkout: Path) -> types.ModuleType:
         return FiveValueStep(env), params
 
     setattr(ppo, "gymnax", types.SimpleNamespace(make=make))  # the name ppo.py reaches gymnax.make by
+    setattr(ppo, "orthogonal", orthogonal)  # flax's, drawn one matrix at a time under vmap (networks.orthogonal)
     return ppo
 
 
