@@ -3,6 +3,8 @@
 Each candidate is a jitted function of a key returning a pytree; its first
 call (compile plus run) is timed separately, then the candidates are run in
 turns so that machine noise hits them alike, and the median is reported.
+`compare_compiled` compiles ahead of time instead, so compile time excludes
+the first run, and keeps each run's output for the caller to read.
 """
 
 from __future__ import annotations
@@ -22,6 +24,12 @@ class Timing:
     compile_s: float
     median_s: float
     runs_s: tuple[float, ...]
+    outputs: tuple[Any, ...] = ()
+
+    @property
+    def range_s(self) -> tuple[float, float]:
+        """Fastest and slowest run."""
+        return min(self.runs_s), max(self.runs_s)
 
 
 def _block(tree: Any) -> None:
@@ -44,6 +52,36 @@ def compare(candidates: dict[str, Callable[[jax.Array], Any]], repeats: int = 5,
             runs[name].append(time.perf_counter() - start)
     return {
         name: Timing(name, compile_s[name], statistics.median(runs[name]), tuple(runs[name])) for name in candidates
+    }
+
+
+def compare_compiled(
+    candidates: dict[str, Callable[[Any], Any]], key_of_run: Callable[[int], Any], repeats: int = 5
+) -> dict[str, Timing]:
+    """Compile each candidate ahead of time (timed: trace, lower, compile), then run them in turns.
+
+    Run `i` of every candidate gets the key `key_of_run(i + 1)` (`key_of_run(0)` is only traced);
+    each run's output is kept, as numpy arrays, in `Timing.outputs`.
+    """
+    compiled: dict[str, Any] = {}
+    compile_s: dict[str, float] = {}
+    for name, fn in candidates.items():
+        start = time.perf_counter()
+        compiled[name] = jax.jit(fn).lower(key_of_run(0)).compile()
+        compile_s[name] = time.perf_counter() - start
+    runs: dict[str, list[float]] = {name: [] for name in candidates}
+    outputs: dict[str, list[Any]] = {name: [] for name in candidates}
+    for repeat in range(repeats):
+        for name in candidates:
+            key = key_of_run(repeat + 1)
+            start = time.perf_counter()
+            out = compiled[name](key)
+            _block(out)
+            runs[name].append(time.perf_counter() - start)
+            outputs[name].append(jax.device_get(out))
+    return {
+        name: Timing(name, compile_s[name], statistics.median(runs[name]), tuple(runs[name]), tuple(outputs[name]))
+        for name in candidates
     }
 
 

@@ -57,6 +57,7 @@ def estimate_advantages(
         advantage = delta_t + trace_t * next_advantage
         return advantage, advantage
 
-    _, advantages = jax.lax.scan(backward, jnp.zeros_like(last_value), (delta, trace), reverse=True)
+    # Unrolled: each step is two flops, so on XLA:CPU the loop's own bookkeeping would dominate.
+    _, advantages = jax.lax.scan(backward, jnp.zeros_like(last_value), (delta, trace), reverse=True, unroll=16)
     targets = value + m * advantages
     return jax.lax.stop_gradient(targets), jax.lax.stop_gradient(advantages)

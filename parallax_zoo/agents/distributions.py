@@ -49,8 +49,11 @@ class Categorical:
     logits: Float[Array, "... n"]
 
     def log_prob(self, action: Array) -> Float[Array, "..."]:
+        # A select-and-sum rather than a gather: its gradient is a select too, where a gather's is a
+        # scatter-add, which XLA:CPU runs as a loop. Only the chosen entry is non-zero, so it is exact.
         log_p = jax.nn.log_softmax(self.logits, axis=-1)
-        return jnp.take_along_axis(log_p, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
+        chosen = action[..., None].astype(jnp.int32) == jnp.arange(log_p.shape[-1])
+        return jnp.sum(jnp.where(chosen, log_p, 0.0), axis=-1)
 
     def entropy(self) -> Float[Array, "..."]:
         return _entropy_from_logits(self.logits)

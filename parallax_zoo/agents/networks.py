@@ -172,6 +172,16 @@ class MLP(nn.Module):
         return x
 
 
+def as_rows(x: Array) -> tuple[Array, tuple[int, ...]]:
+    """`x` as a matrix `[rows, features]`, and its leading shape to restore the outputs with.
+
+    Dense layers on one batch axis keep every matmul, forward and backward, a plain
+    2-D one; with several (a slot axis of size 1, say) XLA:CPU transposes the
+    activations for each weight gradient.
+    """
+    return x.reshape((-1, x.shape[-1])), x.shape[:-1]
+
+
 class Actor(nn.Module):
     """MLP torso and the action head's output layer; returns the action distribution."""
 
@@ -181,12 +191,13 @@ class Actor(nn.Module):
 
     @nn.compact
     def __call__(self, x: Array, action_mask: Array | None = None) -> Distribution:
-        x = MLP(self.hidden_sizes, self.activation)(x)
+        rows, batch = as_rows(x)
+        x = MLP(self.hidden_sizes, self.activation)(rows)
         small = orthogonal(0.01)
         if self.head.kind != "gaussian":
             logits = nn.Dense(int(np.prod(self.head.logits_shape)), kernel_init=small)(x)
-            return categorical(self.head, logits.reshape(x.shape[:-1] + self.head.logits_shape), action_mask)
-        mean = nn.Dense(self.head.flat_size, kernel_init=small)(x)
+            return categorical(self.head, logits.reshape(batch + self.head.logits_shape), action_mask)
+        mean = nn.Dense(self.head.flat_size, kernel_init=small)(x).reshape(batch + (self.head.flat_size,))
         log_std = self.param("log_std", nn.initializers.zeros, (self.head.flat_size,))
         return DiagGaussian(mean, jnp.broadcast_to(log_std, mean.shape))
 
@@ -199,8 +210,9 @@ class Critic(nn.Module):
 
     @nn.compact
     def __call__(self, x: Array) -> Float[Array, "..."]:
-        x = MLP(self.hidden_sizes, self.activation)(x)
-        return nn.Dense(1, kernel_init=orthogonal(1.0))(x)[..., 0]
+        rows, batch = as_rows(x)
+        x = MLP(self.hidden_sizes, self.activation)(rows)
+        return nn.Dense(1, kernel_init=orthogonal(1.0))(x).reshape(batch)
 
 
 @dataclass(frozen=True)

@@ -151,8 +151,10 @@ class Batch:
     target: Array
 
 
-def masked_mean(x: Array, mask: Array) -> Array:
-    """Mean of `x` over entries where `mask` is true (0 where none are)."""
+def masked_mean(x: Array, mask: Array | None) -> Array:
+    """Mean of `x` over entries where `mask` is true (0 where none are); `None` means all."""
+    if mask is None:
+        return jnp.mean(x)
     mask = mask.astype(x.dtype)
     return jnp.sum(x * mask) / jnp.maximum(jnp.sum(mask), 1.0)
 
@@ -160,7 +162,8 @@ def masked_mean(x: Array, mask: Array) -> Array:
 def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) -> tuple[Array, Metrics]:
     """Clipped surrogate + clipped value loss - entropy bonus, each a mean over active slots only."""
     step = batch.transition
-    valid = step.active
+    # A single-agent env's one slot is always active (`read_slots`), so its means need no mask.
+    valid = step.active if policy.model.multi_agent else None
     slots = step.slots()
     current = dataclasses.replace(policy, params=params)
     dist = current.distribution(slots)

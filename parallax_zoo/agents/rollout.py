@@ -1,13 +1,19 @@
 """Trajectory collection: one `lax.scan` over a `VmapWrapper` env with selective reset.
 
-Each step reads the per-slot view of the state, acts, steps the env, records
-the value of the pre-reset next observation (truncated episodes bootstrap
-from it, seed 004), and only then resets the finished envs. PPO, MAPPO and
-evaluation all collect with `collect`.
+Each step reads the per-slot view of the state, acts, steps the env, keeps
+the pre-reset next observation (truncated episodes bootstrap from its value,
+seed 004), and only then resets the finished envs. The scan body is kept
+to acting and stepping: the critic runs once after the scan, over every
+step's observation and pre-reset next observation at once (the params are
+fixed during a rollout, so the values are the ones a per-step critic would
+give); every step's keys are split before the scan, to the same keys the
+step would split; and the reset runs only on steps where some env finished.
+PPO, MAPPO and evaluation all collect with `collect`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -74,34 +80,54 @@ def episode_stats(state: State | MARLState) -> EpisodeStats:
     return stats
 
 
+def step_keys(key: PRNGKeyArray, num_steps: int, num_envs: int) -> tuple[PRNGKeyArray, PRNGKeyArray]:
+    """Each step's action key `[num_steps]` and per-env reset keys `[num_steps, num_envs]`.
+
+    Step `t` splits `split(key, num_steps)[t]` into its action and reset keys, and
+    `VmapWrapper.reset` splits the reset key across the envs; done here for all steps at once.
+    """
+    keys = jax.vmap(jax.random.split)(jax.random.split(key, num_steps))
+    return keys[:, 0], jax.vmap(lambda k: jax.random.split(k, num_envs))(keys[:, 1])
+
+
 def rollout_step(
-    env: Any, policy: RolloutPolicy, state: State | MARLState, key: PRNGKeyArray
-) -> tuple[State | MARLState, Transition]:
-    """Act in every env, step, record the transition, then reset the finished envs."""
-    act_key, reset_key = jax.random.split(key)
+    env: Any, policy: RolloutPolicy, state: State | MARLState, act_key: PRNGKeyArray, reset_key: PRNGKeyArray
+) -> tuple[State | MARLState, Transition, Slots]:
+    """Act in every env, step, record the transition, then reset the finished envs.
+
+    `reset_key` is one key or one per env, as `VmapWrapper.reset` takes it. Returns
+    the pre-reset next slots beside the transition; its `value` and `bootstrap_value`
+    are left at zero for `collect` to fill in after the scan.
+    """
     slots = read_slots(state)
-    action, log_prob, value = policy.act_slots(slots, act_key)
+    action, log_prob, _ = policy.act_slots(slots, act_key)
     next_state = env.step(state, policy.env_action(action))
     next_slots = read_slots(next_state)
     termination, truncation = slot_boundaries(next_state, next_slots)
     stats = episode_stats(next_state)
+    no_value = jnp.zeros(slots.active.shape, jnp.float32)
     transition = Transition(
         observation=slots.observation,
         global_observation=slots.global_observation,
         action_mask=slots.action_mask,
         action=action,
         log_prob=log_prob,
-        value=value,
+        value=no_value,
         reward=next_slots.reward,
         active=slots.active,
         termination=termination,
         truncation=truncation,
-        bootstrap_value=policy.value(next_slots),
-        episode_return=jnp.asarray(stats.episode_return, jnp.float32).reshape(value.shape),
+        bootstrap_value=no_value,
+        episode_return=jnp.asarray(stats.episode_return, jnp.float32).reshape(no_value.shape),
         episode_finished=stats.finished,
     )
-    state = env.reset(key=reset_key, state=next_state, done=next_state.done)
-    return state, transition
+    state = jax.lax.cond(
+        next_state.done.any(),
+        lambda finished: env.reset(key=reset_key, state=finished, done=finished.done),
+        lambda going_on: going_on,
+        next_state,
+    )
+    return state, transition, next_slots
 
 
 def collect(
@@ -117,11 +143,20 @@ def collect(
     With a `mesh`, the env batch of the state and the trajectory is split across its devices (`sharding.py`).
     """
 
-    def step(state: State | MARLState, step_key: PRNGKeyArray) -> tuple[State | MARLState, Transition]:
-        state, transition = rollout_step(env, policy, shard_env_batch(state, mesh), step_key)
-        return shard_env_batch(state, mesh), shard_env_batch(transition, mesh)
+    def step(
+        state: State | MARLState, keys: tuple[PRNGKeyArray, PRNGKeyArray]
+    ) -> tuple[State | MARLState, tuple[Transition, Slots]]:
+        state, transition, next_slots = rollout_step(env, policy, shard_env_batch(state, mesh), *keys)
+        return shard_env_batch(state, mesh), shard_env_batch((transition, next_slots), mesh)
 
-    state, trajectory = jax.lax.scan(step, shard_env_batch(state, mesh), jax.random.split(key, num_steps))
+    act_keys, reset_keys = step_keys(key, num_steps, state.termination.shape[0])
+    state, (trajectory, next_slots) = jax.lax.scan(
+        step, shard_env_batch(state, mesh), (act_keys, shard_env_batch(reset_keys, mesh, env_axis=1))
+    )
+    trajectory, next_slots = shard_env_batch((trajectory, next_slots), mesh, env_axis=1)
+    trajectory = dataclasses.replace(
+        trajectory, value=policy.value(trajectory.slots()), bootstrap_value=policy.value(next_slots)
+    )
     return state, shard_env_batch(trajectory, mesh, env_axis=1)
 
 
