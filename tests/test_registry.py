@@ -183,8 +183,8 @@ def test_unknown_kwarg_of_an_adapted_env_names_the_foreign_parameters() -> None:
          "RespawnRace-v0: argument 'fall_probability' must be a finite float in [0, 1), got 1.0 (float)"),
         ("Race-v0", {"step_cost": math.inf}, "Race-v0: argument 'step_cost' must be a finite float, got inf (float)"),
         ("TeamRace-v0", {"reach": "far"}, "TeamRace-v0: argument 'reach' must be an int >= 0, got 'far' (str)"),
-        ("TicTacToe-v0", {"size": 4}, "TicTacToe-v0 does not take the keyword argument 'size'. It accepts: (none)."),
-        ("ConnectFour-v0", {"rows": 7}, "ConnectFour-v0 does not take the keyword argument 'rows'. It accepts: (none)."),
+        ("TicTacToe-v0", {"size": 4}, "TicTacToe-v0 does not take the keyword argument 'size'. It accepts: cell_pixels."),
+        ("ConnectFour-v0", {"rows": 7}, "ConnectFour-v0 does not take the keyword argument 'rows'. It accepts: cell_pixels."),
     ],
 )
 def test_kwargs_are_checked_against_the_constructor_types_and_ranges_before_building(env_id, kwargs, says) -> None:
