@@ -47,31 +47,31 @@ def ttt_best_moves(view: list[int]) -> set[int]:
 
 def test_perfect_tictactoe_never_loses_to_any_line_of_play_from_either_seat() -> None:
     """Every opponent move and every move `perfect` may choose, from both seats: no line of play ends in its loss."""
-    outcomes = {"win": 0, "draw": 0, "loss": 0}
     perfect_views: list[list[int]] = []
 
-    def explore(cells: list[int], mark: int, perfect_mark: int) -> None:
-        if has_line(cells, 3, 3, -mark, 3):
-            outcomes["win" if -mark == perfect_mark else "loss"] += 1
-            return
+    @cache
+    def results(cells: tuple[int, ...], mark: int, perfect_mark: int) -> frozenset[str]:
+        """Every result for `perfect` reachable from here (memoised: a position's lines of play are explored once)."""
+        if has_line(list(cells), 3, 3, -mark, 3):
+            return frozenset({"win" if -mark == perfect_mark else "loss"})
         if all(cells):
-            outcomes["draw"] += 1
-            return
+            return frozenset({"draw"})
         view = [c * mark for c in cells]
         if mark == perfect_mark:
             perfect_views.append(view)
             moves = ttt_best_moves(view)
         else:
             moves = {cell for cell in range(9) if cells[cell] == 0}
+        reachable: frozenset[str] = frozenset()
         for move in moves:
             after = list(cells)
             after[move] = mark
-            explore(after, -mark, perfect_mark)
+            reachable |= results(tuple(after), -mark, perfect_mark)
+        return reachable
 
     for perfect_mark in (1, -1):
-        explore([0] * 9, 1, perfect_mark)
-    assert outcomes["loss"] == 0, outcomes
-    assert outcomes["win"] > 0 and outcomes["draw"] > 0, outcomes
+        reachable = results((0,) * 9, 1, perfect_mark)
+        assert "loss" not in reachable and {"win", "draw"} <= reachable, (perfect_mark, reachable)
     # The jitted player only ever picks among the table's best moves, whatever its key.
     observations = np.array(perfect_views, np.int8).reshape(-1, 3, 3)
     masks = np.stack([ttt_mask(view) for view in perfect_views])
@@ -140,6 +140,17 @@ def test_connect_four_players_take_a_win_before_blocking_and_block_a_loss(name: 
         assert c4_choices(player, [WIN_OVER_BLOCK, BLOCK], seed).tolist() == [3, 3]
 
 
+def test_search_scores_each_drop_by_the_line_heuristic() -> None:
+    """At depth 1 the search's value of a drop that ends nothing is `line_score` of the board after it."""
+    views = random_connect_four_views(20, seed=4)
+    for view in views:
+        values = np.asarray(jax.jit(ladder.search_values, static_argnums=1)(jnp.asarray(view, jnp.int8), 1))
+        for col in range(7):
+            after = connect_four_drop(view, col, 1)
+            if after is not None and col not in c4_wins(view, 1) and not all(after):
+                assert values[col] == pytest.approx(float(ladder.line_score(jnp.asarray(after, jnp.int8))))
+
+
 @pytest.mark.parametrize("name", ["depth2", "depth4"])
 def test_search_players_never_drop_under_the_opponents_winning_cell(name: str) -> None:
     picked = c4_choices(ladder.LADDER["ConnectFour"][name], [POISONED] * 32)
@@ -206,20 +217,20 @@ def test_tactical_matches_the_plain_python_reference_on_random_positions() -> No
     assert not wrong, wrong[:5]
 
 
-def test_depth_players_take_wins_and_avoid_immediate_losses_on_random_positions() -> None:
+@pytest.mark.parametrize("name", ["depth2", pytest.param("depth4", marks=pytest.mark.slow)])
+def test_depth_players_take_wins_and_avoid_immediate_losses_on_random_positions(name: str) -> None:
     """Against the plain-Python reference: a win when one exists; never a drop that hands the opponent a win when another exists."""
     views = random_connect_four_views(120, seed=2)
-    for name in ("depth2", "depth4"):
-        picked = c4_choices(ladder.LADDER["ConnectFour"][name], views)
-        for move, view in zip(picked.tolist(), views, strict=True):
-            wins = c4_wins(view, 1)
-            if wins:
-                assert move in wins, (name, view)
-                continue
-            legal = [col for col in range(7) if view[col] == 0]
-            safe = [col for col in legal if not c4_wins(connect_four_drop(view, col, 1) or view, -1)]
-            if safe:
-                assert move in safe, (name, view, move, safe)
+    picked = c4_choices(ladder.LADDER["ConnectFour"][name], views)
+    for move, view in zip(picked.tolist(), views, strict=True):
+        wins = c4_wins(view, 1)
+        if wins:
+            assert move in wins, (name, view)
+            continue
+        legal = [col for col in range(7) if view[col] == 0]
+        safe = [col for col in legal if not c4_wins(connect_four_drop(view, col, 1) or view, -1)]
+        if safe:
+            assert move in safe, (name, view, move, safe)
 
 
 # Othello -----------------------------------------------------------------------------------------------------------
@@ -353,11 +364,17 @@ def test_perfect_tictactoe_draws_against_itself() -> None:
     assert (reward == 0).all()
 
 
-PLAYERS = [(TicTacToe, "perfect", 20), (ConnectFour, "tactical", 40), (ConnectFour, "depth2", 40), (ConnectFour, "depth4", 24),
-           (Othello, "positional", 70), (Othello, "mobility", 70)]
+PLAYERS = [
+    pytest.param(TicTacToe, "perfect", 20, id="perfect"),
+    pytest.param(ConnectFour, "tactical", 40, id="tactical"),
+    pytest.param(ConnectFour, "depth2", 40, id="depth2", marks=pytest.mark.slow),
+    pytest.param(ConnectFour, "depth4", 40, id="depth4", marks=pytest.mark.slow),
+    pytest.param(Othello, "positional", 70, id="positional"),
+    pytest.param(Othello, "mobility", 70, id="mobility", marks=pytest.mark.slow),
+]
 
 
-@pytest.mark.parametrize(("game", "name", "steps"), PLAYERS, ids=[name for _, name, _ in PLAYERS])
+@pytest.mark.parametrize(("game", "name", "steps"), PLAYERS)
 def test_ladder_players_play_only_legal_moves_from_both_seats_under_jit_and_vmap(game: Any, name: str, steps: int) -> None:
     mask, action, reward, done = ladder_playout(game(), ladder.LADDER[game.__name__][name], None, 16, steps)
     chosen = np.take_along_axis(mask, action[..., None], axis=-1)[..., 0]

@@ -26,7 +26,6 @@ DESIGN.md section 7 describes how the evaluation protocol plays them.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from functools import partial
 
@@ -134,6 +133,17 @@ _C4_INCIDENCE[_C4_LINES, np.arange(len(_C4_LINES))[:, None]] = 1.0
 """Cell-by-line incidence: a board's pieces times it counts each line's pieces, one matrix product per batch."""
 _LINE_SCORE = np.array([0.0, 1.0, 10.0, 100.0, 0.0], np.float32)
 """A line's worth to the side whose 1, 2 or 3 pieces it holds while the other side holds none."""
+
+def _lines_through_cells() -> tuple[np.ndarray, np.ndarray]:
+    """For each cell, the four-in-a-rows through it `[42, 13, 4]` (padded by repeating its first) and which are real (built once, outside jit)."""
+    through = [[line for line in _C4_LINES if cell in line] for cell in range(_ROWS * _COLUMNS)]
+    most = max(len(lines) for lines in through)
+    padded = np.array([lines + [lines[0]] * (most - len(lines)) for lines in through], np.int32)
+    real = np.array([[k < len(lines) for k in range(most)] for lines in through])
+    return padded, real
+
+
+_C4_THROUGH, _C4_THROUGH_REAL = _lines_through_cells()
 WIN_SCORE = 100_000.0
 """A won game's score in the depth-k search (times the plies to spare, so sooner wins count more); above any line count."""
 
@@ -154,11 +164,16 @@ def _drops(cells: Int8[Array, " 42"], mark: int) -> Int8[Array, "7 42"]:
     return jnp.where(np.arange(_ROWS * _COLUMNS) == landing[:, None], jnp.int8(mark), cells)
 
 
+def _line_worth(own: Int[Array, "*lines"], opponent: Int[Array, "*lines"]) -> Float[Array, "*lines"]:
+    """One line's share of `line_score` from its piece counts."""
+    score = jnp.asarray(_LINE_SCORE)
+    return jnp.where(opponent == 0, score[own], 0.0) - jnp.where(own == 0, score[opponent], 0.0)
+
+
 def line_score(cells: Int8[Array, "*batch 42"]) -> Float[Array, " *batch"]:
     """The line-counting heuristic for the +1 side: its open lines' worth minus the opponent's."""
     own, opponent = _line_counts(cells, 1).astype(jnp.int32), _line_counts(cells, -1).astype(jnp.int32)
-    score = jnp.asarray(_LINE_SCORE)
-    return jnp.sum(jnp.where(opponent == 0, score[own], 0.0) - jnp.where(own == 0, score[opponent], 0.0), axis=-1)
+    return jnp.sum(_line_worth(own, opponent), axis=-1)
 
 
 def tactical_connect_four(observation: Int8[Array, "6 7"], action_mask: Bool[Array, " 8"], key: PRNGKeyArray) -> Int[Array, ""]:
@@ -177,42 +192,51 @@ def tactical_connect_four(observation: Int8[Array, "6 7"], action_mask: Bool[Arr
     return choose_best(scores, action_mask, key)
 
 
-def _move_sequences(depth: int) -> np.ndarray:
-    return np.array(list(itertools.product(range(_COLUMNS), repeat=depth)), np.int32).reshape(-1, depth)
-
-
 def search_values(cells: Int8[Array, " 42"], depth: int) -> Float[Array, " 7"]:
     """Each first drop's minimax value for the +1 side, `depth` plies deep, leaves scored by `line_score`.
 
-    All `7**depth` sequences are played at once. A sequence that drops into a
-    full column is masked out for the player choosing that drop; one that ends
-    the game (a line or a full board) keeps that result for every later ply,
-    a win worth `WIN_SCORE` times the plies left plus one.
+    The tree is grown a ply at a time, every node of a ply at once: ply `k`
+    holds all `7**(k+1)` move sequences, each node's seven children side by
+    side, so the leaves reshape to `(7,) * depth` and back up by max and min
+    over the last axis. A drop is tested for a win on the lines through its
+    cell only, and a node's score is its parent's plus those lines' change
+    (every line is read once, at the root). A drop into a full column is
+    masked out for the player choosing it; a node whose game ended (a line or
+    a full board) keeps that result below it, a win worth `WIN_SCORE` times
+    the plies left plus one, so sooner wins count more.
     """
-    sequences = _move_sequences(depth)
-    count = len(sequences)
-    boards = jnp.broadcast_to(cells, (count, cells.shape[0]))
-    alive = jnp.ones((count,), jnp.bool_)
-    result = jnp.zeros((count,), jnp.float32)
+    boards = cells[None]
+    alive = jnp.ones((1,), jnp.bool_)
+    result = jnp.zeros((1,), jnp.float32)
+    score = line_score(cells)[None]
     illegal = []
     for ply in range(depth):
         mark = 1 if ply % 2 == 0 else -1
-        landing = jnp.take_along_axis(_landing_cells(boards), sequences[:, ply : ply + 1], axis=1)[:, 0]
+        landing = _landing_cells(boards).reshape(-1)
+        boards, alive, result, score = (jnp.repeat(x, _COLUMNS, axis=0) for x in (boards, alive, result, score))
+        count = landing.shape[0]
         plays = alive & (landing >= 0)
         illegal.append(alive & (landing < 0))
         boards = jnp.where(plays[:, None] & (np.arange(boards.shape[1]) == landing[:, None]), jnp.int8(mark), boards)
-        won = plays & jnp.any(_line_counts(boards, mark) == 4, axis=-1)
+        cell = jnp.maximum(landing, 0)
+        through = jnp.asarray(_C4_THROUGH)[cell].reshape(count, -1)
+        line_pieces = jnp.take_along_axis(boards, through, axis=1).reshape(count, _C4_THROUGH.shape[1], 4)
+        own, opponent = jnp.sum(line_pieces == 1, axis=-1), jnp.sum(line_pieces == -1, axis=-1)
+        own_before, opponent_before = (own - 1, opponent) if mark == 1 else (own, opponent - 1)
+        real = jnp.asarray(_C4_THROUGH_REAL)[cell]
+        change = jnp.where(real, _line_worth(own, opponent) - _line_worth(own_before, opponent_before), 0.0)
+        score = score + jnp.where(plays, jnp.sum(change, axis=-1), 0.0)
+        won = plays & jnp.any(real & ((own if mark == 1 else opponent) == 4), axis=-1)
         full = plays & jnp.all(boards != 0, axis=-1)
         result = jnp.where(won, mark * WIN_SCORE * (depth - ply), result)
         alive = plays & ~won & ~full
-    values = jnp.where(alive, line_score(boards), result).reshape((_COLUMNS,) * depth)
+    values = jnp.where(alive, score, result).reshape((_COLUMNS,) * depth)
     for ply in reversed(range(1, depth)):
-        shape = (_COLUMNS,) * depth
-        masked_here = jnp.any(illegal[ply].reshape(shape), axis=tuple(range(ply + 1, depth)))
+        masked = illegal[ply].reshape((_COLUMNS,) * (ply + 1))
         if ply % 2 == 0:
-            values = jnp.max(jnp.where(masked_here, -jnp.inf, values), axis=-1)
+            values = jnp.max(jnp.where(masked, -jnp.inf, values), axis=-1)
         else:
-            values = jnp.min(jnp.where(masked_here, jnp.inf, values), axis=-1)
+            values = jnp.min(jnp.where(masked, jnp.inf, values), axis=-1)
     return values
 
 
