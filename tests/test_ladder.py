@@ -151,6 +151,55 @@ def test_search_scores_each_drop_by_the_line_heuristic() -> None:
                 assert values[col] == pytest.approx(float(ladder.line_score(jnp.asarray(after, jnp.int8))))
 
 
+LINE_WORTH = {0: 0.0, 1: 1.0, 2: 10.0, 3: 100.0}
+
+
+def line_score_reference(view: list[int]) -> float:
+    """The line-counting heuristic in plain Python: each four-window holding one side's pieces only."""
+    total = 0.0
+    for row in range(6):
+        for col in range(7):
+            for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                squares = [(row + k * dr, col + k * dc) for k in range(4)]
+                if all(0 <= r < 6 and 0 <= c < 7 for r, c in squares):
+                    pieces = [view[r * 7 + c] for r, c in squares]
+                    own, opponent = pieces.count(1), pieces.count(-1)
+                    total += (LINE_WORTH[own] if opponent == 0 else 0.0) - (LINE_WORTH[opponent] if own == 0 else 0.0)
+    return total
+
+
+def minimax_reference(view: list[int], depth: int, ply: int = 0) -> list[float | None]:
+    """Each drop's value for the +1 side by plain recursive minimax (None for a full column)."""
+    mark = 1 if ply % 2 == 0 else -1
+    values: list[float | None] = []
+    for col in range(7):
+        after = connect_four_drop(view, col, mark)
+        if after is None:
+            values.append(None)
+        elif has_line(after, 6, 7, mark, 4):
+            values.append(mark * ladder.WIN_SCORE * (depth - ply))
+        elif all(after):
+            values.append(0.0)
+        elif ply == depth - 1:
+            values.append(line_score_reference(after))
+        else:
+            children = [v for v in minimax_reference(after, depth, ply + 1) if v is not None]
+            values.append(max(children) if ply % 2 == 1 else min(children))
+    return values
+
+
+def test_search_values_match_a_plain_python_minimax() -> None:
+    views = random_connect_four_views(40, seed=5)
+    assert sum(any(view[col] != 0 for col in range(7)) for view in views) > 5, "some positions have full columns"
+    search = jax.jit(jax.vmap(lambda cells: ladder.search_values(cells, 2)))
+    values = np.asarray(search(jnp.asarray(views, jnp.int8)))
+    for got, view in zip(values, views, strict=True):
+        want = minimax_reference(view, 2)
+        for col in range(7):
+            if want[col] is not None:
+                assert got[col] == pytest.approx(want[col]), (view, col, got, want)
+
+
 @pytest.mark.parametrize("name", ["depth2", "depth4"])
 def test_search_players_never_drop_under_the_opponents_winning_cell(name: str) -> None:
     picked = c4_choices(ladder.LADDER["ConnectFour"][name], [POISONED] * 32)
