@@ -44,7 +44,7 @@ def positions(game: str, num_envs: int) -> tuple[jax.Array, jax.Array]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Cost per move of each opponent-ladder player.")
     parser.add_argument("--num-envs", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", nargs="*", default=None, help="player names to time (default: all)")
