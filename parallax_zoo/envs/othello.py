@@ -159,6 +159,30 @@ def _flips(placed: Bits, own: Bits, opponent: Bits) -> Bits:
     return _any_direction((jnp.where(closed, run[0], zero), jnp.where(closed, run[1], zero)))
 
 
+def placement_results(view: Int8[Array, " 64"]) -> tuple[Bool[Array, " 64"], Int8[Array, "64 64"]]:
+    """From the mover's signed board (+1 own, -1 opponent), where it may place and the board after each placement.
+
+    Row `cell` of the boards is the position after placing on `cell`, flips
+    applied (meaningful where the first output is true). For scripted players
+    that look one move ahead (`parallax_zoo.envs.ladder`).
+    """
+    own, opponent = _discs(view)
+    legal = _to_cells(_placements(own, opponent))
+
+    def after(cell: Int[Array, ""]) -> Int8[Array, " 64"]:
+        placed = _single_cell(cell)
+        return jnp.where(_to_cells(_or(placed, _flips(placed, own, opponent))), jnp.int8(1), view)
+
+    return legal, jax.vmap(after)(jnp.arange(CELLS))
+
+
+def mobility(view: Int8[Array, " 64"]) -> Int[Array, ""]:
+    """How many placements the +1 side of a signed board has."""
+    own, opponent = _discs(view)
+    low, high = _placements(own, opponent)
+    return (jax.lax.population_count(low) + jax.lax.population_count(high)).astype(jnp.int32)
+
+
 class Othello(board.BoardGame[BoardState]):
     """Othello on 8x8 with passes; each player observes (signed board, my turn) int8 planes, since passes hide whose turn it is."""
 
