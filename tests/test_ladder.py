@@ -258,7 +258,7 @@ def random_connect_four_views(count: int, seed: int) -> list[list[int]]:
 
 
 def test_tactical_matches_the_plain_python_reference_on_random_positions() -> None:
-    views = random_connect_four_views(300, seed=1)
+    views = random_connect_four_views(150, seed=1)
     picked = c4_choices(ladder.tactical_connect_four, views)
     expected = [tactical_reference(view) for view in views]
     assert sum(bool(c4_wins(v, 1)) for v in views) > 10 and sum(bool(c4_wins(v, -1)) for v in views) > 10
