@@ -20,7 +20,7 @@ from craftax.environment_base import spaces as craftax_spaces
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import State, require_key
-from parallax.spaces import Box, Discrete, Space, check_action
+from parallax.spaces import Box, Discrete, Space, check_action, clip_action
 
 NO_TIME_LIMIT = int(np.iinfo(np.int32).max)
 
@@ -31,7 +31,8 @@ class CraftaxAdapter:
     `env_state` is Craftax's `EnvState`; `info` what `step_env` reports (the
     achievements and `discount`; zeros after `reset`). The key advances on
     every step. `episode_length` is `params.max_timesteps`, the step on which
-    `truncation` becomes true.
+    `truncation` becomes true. Actions outside `0..num_actions - 1` are clipped
+    into it (README, "Out-of-range actions").
     """
 
     def __init__(self, env: Any, params: Any = None):
@@ -97,7 +98,9 @@ class CraftaxAdapter:
 
     def _step_unchecked(self, state: State, action: Array) -> State:
         next_key, step_key = jax.random.split(state.key)
-        observation, env_state, reward, done, info = self.env.step_env(step_key, state.env_state, action, self.params)
+        observation, env_state, reward, done, info = self.env.step_env(
+            step_key, state.env_state, clip_action(self.action_space, action), self.params
+        )
         done = jnp.asarray(done, jnp.bool_)
         termination = done & jnp.asarray(self.env.is_terminal(env_state, self._untimed_params), jnp.bool_)
         step_observation, step_env_state, step_info = self._signature

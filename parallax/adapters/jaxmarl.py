@@ -13,7 +13,8 @@ action count, with `agents.action_mask` marking the actions each slot has
 reports done while the episode goes on (a dead SMAX unit, a JaxNav robot
 that reached its goal or crashed) turns inactive; its observation and
 reward slots are zeros from then on and its actions are replaced by a legal
-one, as the protocol's rules 1-3 ask. How each family's `dones` split into
+one, as the protocol's rules 1-3 ask. Actions outside a slot's own space are
+clipped into it (README, "Out-of-range actions"). How each family's `dones` split into
 termination and truncation, and how long its episodes are, is read off its
 source and recorded in `FAMILIES` below.
 """
@@ -359,10 +360,7 @@ class JaxMARLAdapter:
             action = jnp.where(jnp.reshape(state.agents.active, shape), action, stand_in)
         per_agent = {}
         for i, (agent, space) in enumerate(zip(self.agents, self._agent_action_spaces)):
-            own = action[i]
-            if isinstance(space, jaxmarl_spaces.Box) and own.shape != _shape_of(space):
-                own = own[tuple(slice(0, d) for d in _shape_of(space))]
-            per_agent[agent] = own.astype(space.dtype)
+            per_agent[agent] = _own_action(space, action[i])
         return per_agent
 
     def _stack_observations(self, observations: Any, active: Bool[Array, " num_agents"]) -> Array:
@@ -403,6 +401,22 @@ class JaxMARLAdapter:
 
     def __repr__(self) -> str:
         return f"JaxMARLAdapter({type(self.env).__name__})"
+
+
+def _own_action(space: Any, action: Array) -> Array:
+    """One slot's action cut to its agent's own space and clipped into it (README, "Out-of-range actions").
+
+    A discrete action beyond the agent's own count becomes its last action; a
+    continuous entry is clipped to the agent's bounds, NaN counting as 0.
+    """
+    if isinstance(space, jaxmarl_spaces.Box):
+        shape = _shape_of(space)
+        own = action[tuple(slice(0, d) for d in shape)]
+        own = jnp.where(jnp.isnan(own), jnp.zeros_like(own), own)
+        low = np.broadcast_to(np.asarray(space.low, np.float32), shape)
+        high = np.broadcast_to(np.asarray(space.high, np.float32), shape)
+        return jnp.clip(own, low, high).astype(space.dtype)
+    return jnp.clip(action, 0, int(space.n) - 1).astype(space.dtype)
 
 
 def _per_agent(tree: Any, agents: Sequence[Any]) -> list[Any]:
