@@ -13,11 +13,13 @@ ignored entirely.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Int, Int8
 
+from parallax.arguments import Range, check_arguments
 from parallax.core import MARLState
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
@@ -55,7 +57,8 @@ def _four_in_a_row(columns: Int[Array, " 7"]) -> Bool[Array, ""]:
 class ConnectFour(board.BoardGame[ConnectFourState]):
     """Four in a row on a 6x7 board; each player observes the int8 board signed from its side (+1 own, -1 opponent)."""
 
-    def __init__(self, cell_pixels: int = 32):
+    def __init__(self, cell_pixels: Annotated[int, Range(ge=1)] = 32):
+        check_arguments(ConnectFour, {"cell_pixels": cell_pixels}, type(self).__name__)
         super().__init__(height=6, width=7, num_actions=8, cell_pixels=cell_pixels)
 
     def _init(self) -> board.Position:

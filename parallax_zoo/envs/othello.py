@@ -21,12 +21,15 @@ directions are reductions that XLA computes once per env.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 from jaxtyping import Array, Bool, Int, Int8, PRNGKeyArray
 
+from parallax.arguments import Range, check_arguments
 from parallax.core import MARLState, require_key
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
@@ -188,7 +191,8 @@ class Othello(board.BoardGame[BoardState]):
 
     pass_move: int = CELLS
 
-    def __init__(self, cell_pixels: int = 32):
+    def __init__(self, cell_pixels: Annotated[int, Range(ge=1)] = 32):
+        check_arguments(Othello, {"cell_pixels": cell_pixels}, type(self).__name__)
         super().__init__(height=SIZE, width=SIZE, num_actions=CELLS + 2, turn_plane=True, cell_pixels=cell_pixels)
         start = np.zeros((SIZE, SIZE), np.int8)
         start[3, 3] = start[4, 4] = -1

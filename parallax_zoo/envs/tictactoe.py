@@ -12,12 +12,14 @@ player's action is ignored entirely.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Int
 
+from parallax.arguments import Range, check_arguments
 from parallax.core import MARLState
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
@@ -46,7 +48,8 @@ class TicTacToeState(BoardState):
 class TicTacToe(board.BoardGame[TicTacToeState]):
     """Three in a row on a 3x3 board; each player observes the int8 board signed from its side (+1 own, -1 opponent)."""
 
-    def __init__(self, cell_pixels: int = 32):
+    def __init__(self, cell_pixels: Annotated[int, Range(ge=1)] = 32):
+        check_arguments(TicTacToe, {"cell_pixels": cell_pixels}, type(self).__name__)
         super().__init__(height=3, width=3, num_actions=10, cell_pixels=cell_pixels)
 
     def _init(self) -> board.Position:
