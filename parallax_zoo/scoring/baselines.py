@@ -282,7 +282,7 @@ def write_evaluation(env_id: str, folder: Path, training_seeds: list[int], offic
     how the policy fares against itself.
     """
     saved, config = checkpoint.load(folder, registry.make(env_id))
-    result = evaluate(env_id, saved, baseline=saved).to_json()
+    result = evaluate(env_id, saved, baseline=saved).to_dict()
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
