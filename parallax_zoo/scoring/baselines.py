@@ -168,6 +168,17 @@ def train_seeds(
 
 def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: str, path: Path) -> None:
     """`curve.png`: the mean return over seeds against env steps, with the min-max band shaded (one seed: its line)."""
+    import matplotlib.pyplot as plt
+
+    figure = curve_figure(returns, steps_per_point, label, env_id)
+    try:
+        atomic_write(path, lambda temporary: figure.savefig(temporary, format="png"))
+    finally:
+        plt.close(figure)
+
+
+def curve_figure(returns: np.ndarray, steps_per_point: int, label: str, env_id: str) -> Any:
+    """The matplotlib figure `plot_curve` saves: the seeds' mean and min-max band, or one seed's line alone."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -185,10 +196,7 @@ def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: st
     axes.set_title(env_id)
     axes.legend(loc="lower right")
     figure.tight_layout()
-    try:
-        atomic_write(path, lambda temporary: figure.savefig(temporary, format="png"))
-    finally:
-        plt.close(figure)
+    return figure
 
 
 def opponent_label(name: str) -> str:
