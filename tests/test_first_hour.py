@@ -82,7 +82,7 @@ def test_classic_control_frames_follow_the_state():
         assert (first != 255).any() and not np.array_equal(first, later), env_id  # drawn, and moving with the state
 
 
-def test_an_env_without_a_drawing_is_one_line_and_demo_does_not_crash(scratch_registry, tmp_path, capsys):
+def test_an_env_without_a_drawing_is_one_line(scratch_registry, tmp_path, capsys):
     parallax_zoo.register({"id": "gymnax/Catch-bsuite", "adapter": "gymnax", "foreign_id": "Catch-bsuite"})
     env = parallax_zoo.make("gymnax/Catch-bsuite")
     with pytest.raises(RenderUnavailableError, match="no drawing of Catch-bsuite.*CartPole-v1"):
@@ -91,6 +91,15 @@ def test_an_env_without_a_drawing_is_one_line_and_demo_does_not_crash(scratch_re
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "parallax-zoo render:" in err[0] and "Catch-bsuite" in err[0]
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_demo_of_gymnax_cartpole_evaluates_and_renders(tmp_path):
+    process = run_cli("demo", "gymnax/CartPole-v1", "--out", str(tmp_path / "demo"), cwd=tmp_path)
+    assert process.returncode == 0, process.stderr[-3000:]
+    assert "an episode of the baseline rendered to" in process.stdout
+    with Image.open(tmp_path / "demo" / "gymnax-CartPole-v1.gif") as gif:
+        assert gif.n_frames >= 2 and min(gif.size) >= 256
 
 
 @pytest.mark.slow
