@@ -42,7 +42,7 @@ from parallax_zoo.errors import UserError
 RANDOM_ELO = 1000.0
 NON_FINITE_NOTE = "non-finite scores (NaN or inf): ranked last"
 RESULT_KEYS = {"env_id": str, "policy": str, "protocol": dict, "scores": list}
-"""The keys a results file must hold, with their JSON types; the others `EvalResult.to_json` writes are optional."""
+"""The keys a results file must hold, with their JSON types; the others `EvalResult.to_dict` holds are optional."""
 
 
 class LeaderboardInputError(UserError, ValueError):
