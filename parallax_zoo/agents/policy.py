@@ -65,7 +65,7 @@ class Policy:
         """The architecture and parameter count, not the arrays."""
         model = self.model
         hidden = "x".join(map(str, model.hidden_sizes))
-        critic = "centralised (global observation)" if model.centralised_critic else "per slot"
+        critic = "centralized (global observation)" if model.centralized_critic else "per slot"
         return (
             f"Policy({model.head.kind} actor and {critic} critic, MLP {hidden} {model.activation}; "
             f"{model.num_agents} slot{'s' if model.num_agents > 1 else ''}, observation {model.observation_shape}"
