@@ -139,7 +139,8 @@ def _observation(state: Any) -> Any:
 
 
 def _step_violations(env: Any, state: Any, key: PRNGKeyArray) -> tuple[Any, dict[str, Array]]:
-    """One checked step: the next state and a flag per rule, true where the rule broke."""
+    """One checked step: the next state and a flag per rule, true where the rule broke, with what was found
+    (under `evidence/<rule>` keys) so that a broken rule's message can say what was expected and what came."""
     action_key, other_key, reset_key = jax.random.split(key, 3)
     action = _random_action(env.action_space, state, action_key)
     next_state = env.step(state, action)
@@ -149,6 +150,9 @@ def _step_violations(env: Any, state: Any, key: PRNGKeyArray) -> tuple[Any, dict
         "observation_space/observation": ~env.observation_space.contains(_observation(next_state)),
         "step_count increments/step_count": next_state.step_count != state.step_count + 1,
         "determinism/state": ~_trees_equal(next_state, again),
+        "evidence/step_count": jnp.stack([state.step_count + 1, next_state.step_count]),
+        "evidence/observation": _range_of(_observation(next_state)),
+        "evidence/action": _range_of(action),
     }
     if isinstance(state, MARLState):
         active = state.agents.active
@@ -169,34 +173,85 @@ def _step_violations(env: Any, state: Any, key: PRNGKeyArray) -> tuple[Any, dict
 
 def _agent_rule_violations(agents: Any, previous_active: Array | None) -> dict[str, Array]:
     active = agents.active
-    inactive_obs_nonzero = jnp.asarray(False)
+    nonzero = jnp.zeros(active.shape, jnp.bool_)
     for leaf in jax.tree_util.tree_leaves(agents.observation):
-        per_agent = jnp.reshape(leaf != 0, (leaf.shape[0], -1)).any(axis=1)
-        inactive_obs_nonzero = inactive_obs_nonzero | jnp.any(per_agent & ~active)
-    flags = {"rule 2/agents.observation (inactive slots must be zeros)": inactive_obs_nonzero}
+        nonzero = nonzero | jnp.reshape(leaf != 0, (leaf.shape[0], -1)).any(axis=1)
+    flags = {
+        "rule 2/agents.observation (inactive slots must be zeros)": jnp.any(nonzero & ~active),
+        "evidence/active": active,
+        "evidence/nonzero observation": nonzero,
+        "evidence/reward": jnp.asarray(agents.reward, jnp.float32),
+    }
     if previous_active is not None:
         flags["rule 3/agents.reward (slots inactive on the previous step must be zeros)"] = jnp.any(
             (agents.reward != 0) & ~previous_active
         )
+        flags["evidence/previously active"] = previous_active
     else:
         flags["rule 3/agents.reward (must be zeros at reset)"] = jnp.any(agents.reward != 0)
+        flags["evidence/previously active"] = jnp.zeros(active.shape, jnp.bool_)
     if agents.action_mask is not None:
-        flags["rule 4/agents.action_mask (every slot needs a legal action)"] = ~jnp.all(
-            jnp.reshape(agents.action_mask, (active.shape[0], -1)).any(axis=1)
-        )
+        legal = jnp.reshape(agents.action_mask, (active.shape[0], -1)).any(axis=1)
+        flags["rule 4/agents.action_mask (every slot needs a legal action)"] = ~jnp.all(legal)
+        flags["evidence/has a legal action"] = legal
     return flags
 
 
-def _raise_first(flags: dict[str, np.ndarray], step_offset: int) -> None:
+def _range_of(tree: Any) -> Array:
+    """`float32[2]`: the smallest and largest value over every leaf of `tree` (what a space check found)."""
+    leaves = [jnp.ravel(jnp.asarray(leaf, jnp.float32)) for leaf in jax.tree_util.tree_leaves(tree)]
+    values = jnp.concatenate(leaves) if leaves else jnp.zeros((1,), jnp.float32)
+    return jnp.stack([values.min(), values.max()])
+
+
+def _slots(mask: np.ndarray) -> str:
+    return ", ".join(map(str, np.flatnonzero(mask))) or "none"
+
+
+def _explain(name: str, found: dict[str, np.ndarray], env: Any) -> str:
+    """What the rule `name` expected and what the env gave, from the evidence recorded at that step."""
+    rule = name.split("/", 1)[0]
+    if rule == "step_count increments":
+        expected, got = found["step_count"]
+        return f"expected step_count {int(expected)} (the previous step's + 1), got {int(got)}"
+    if rule == "observation_space":
+        low, high = found["observation"]
+        return f"expected an observation inside {env.observation_space!r}, got values from {low:g} to {high:g}"
+    if rule == "action_space":
+        low, high = found["action"]
+        return f"expected the sampled action inside {env.action_space!r}, got values from {low:g} to {high:g}"
+    if rule == "determinism":
+        return "expected two steps from the same state with the same action to agree, got different states"
+    if rule == "rule 1":
+        return ("expected the actions of inactive slots to be ignored, got a different next state when only "
+                "those actions changed")
+    if rule == "rule 2":
+        wrong = found["nonzero observation"] & ~found["active"]
+        return f"expected zero observations in inactive slots, got non-zero ones in slot(s) {_slots(wrong)}"
+    if rule == "rule 3":
+        wrong = (found["reward"] != 0) & ~found["previously active"]
+        rewards = ", ".join(f"slot {i}: {found['reward'][i]:g}" for i in np.flatnonzero(wrong))
+        return f"expected zero rewards in slots that were inactive, got {rewards}"
+    if rule == "rule 4":
+        return f"expected a legal action in every slot, got none in slot(s) {_slots(~found['has a legal action'])}"
+    return "violated"
+
+
+def _raise_first(flags: dict[str, np.ndarray], step_offset: int, env: Any = None) -> None:
+    """Raise for the earliest broken rule; `evidence/...` entries (per step) say what was found there."""
     first: tuple[int, str] | None = None
     for name, values in flags.items():
+        if name.startswith("evidence/"):
+            continue
         hits = np.flatnonzero(np.asarray(values))
         if hits.size and (first is None or hits[0] < first[0]):
             first = (int(hits[0]), name)
     if first is not None:
         step, name = first
         rule, field = name.split("/", 1)
-        raise ProtocolError(rule, field, "violated", step + step_offset)
+        found = {key.removeprefix("evidence/"): np.asarray(value)[step] for key, value in flags.items()
+                 if key.startswith("evidence/")}
+        raise ProtocolError(rule, field, _explain(name, found, env), step + step_offset)
 
 
 def _checkified(function: Any) -> Any:
@@ -267,7 +322,7 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
     if not bool(env.observation_space.contains(_observation(state))):
         raise ProtocolError("observation_space", "observation", "the observation space does not contain the reset observation")
     if isinstance(state, MARLState):
-        _raise_first({k: np.asarray(v)[None] for k, v in _agent_rule_violations(state.agents, None).items()}, 0)
+        _raise_first({k: np.asarray(v)[None] for k, v in _agent_rule_violations(state.agents, None).items()}, 0, env)
 
     expected = _signature(state)
     jit_step = _checkified(env.step)
@@ -294,5 +349,5 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
         _, flags = _passed(_checkified(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, num_steps)))(state, scan_key))
     except (TypeError, ValueError) as error:
         raise ProtocolError("stable pytree", "state", f"lax.scan over step failed: {error}") from error
-    _raise_first({k: np.asarray(v) for k, v in flags.items()}, 1)
+    _raise_first({k: np.asarray(v) for k, v in flags.items()}, 1, env)
     _check_out_of_range_actions(env, state, jit_step)

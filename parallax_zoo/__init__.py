@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from parallax_zoo.catalogue.gymnasium_ids import register_when_gymnasium_loads
 from parallax_zoo.catalogue.registry import EnvSpec, list_envs, make, register, registry_table, spec
+from parallax_zoo.version import __version__
 
 if TYPE_CHECKING:
     from parallax_zoo.scoring.evaluation import evaluate
@@ -82,4 +83,12 @@ if not any(isinstance(finder, _MovedModuleFinder) for finder in sys.meta_path):
     sys.meta_path.insert(0, _MovedModuleFinder())
 
 
-__all__ = ["EnvSpec", "evaluate", "leaderboard", "list_envs", "load_baseline", "make", "register", "registry_table", "spec"]
+__all__ = [
+    "EnvSpec", "__version__", "evaluate", "leaderboard", "list_envs", "load_baseline", "make", "register",
+    "registry_table", "spec",
+]
+
+
+def __dir__() -> list[str]:
+    """The public API only (`__all__`), not the names this module imports to build it."""
+    return sorted(__all__)

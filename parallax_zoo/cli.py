@@ -11,17 +11,20 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import jax
 
 import parallax_zoo
+from parallax.adapters.frames import RenderUnavailableError
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, baseline_repo_id, format_pin
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.catalogue.registry import EnvNotFoundError
 from parallax_zoo.catalogue.signatures import InvalidKwargError
 from parallax_zoo.errors import UserError, one_line
 from parallax_zoo.scoring import hub
-from parallax_zoo.scoring.recording import random_act, record_episode, save_gif
+from parallax_zoo.scoring.recording import Recording, random_act, record, save_gif
+from parallax_zoo.version import __version__
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -55,8 +58,8 @@ class RenderFlagError(UserError, ValueError):
 
 
 def _check_render_flags(args: argparse.Namespace) -> None:
-    """Refuse, before anything is built, an fps or step count below 1 and an --out that is not a GIF in an existing folder."""
-    for flag, value in (("--fps", args.fps), ("--steps", args.steps)):
+    """Refuse, before anything is built, an fps, step count or scale below 1 and an --out that is not a GIF in an existing folder."""
+    for flag, value in (("--fps", args.fps), ("--steps", args.steps), ("--scale", args.scale)):
         if value is not None and value < 1:
             raise RenderFlagError(f"{flag} must be a whole number >= 1, got {value}")
     if args.out is None:
@@ -81,10 +84,19 @@ def _render(args: argparse.Namespace) -> int:
         policy = resolve_policy(source, args.env_id).policy
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
     steps = args.steps if args.steps is not None else parallax_zoo.spec(args.env_id).max_steps or 100
-    frames = record_episode(env, act, jax.random.key(args.seed), steps)
-    out = save_gif(frames, args.out or f"{baseline_dirname(args.env_id)}.gif", fps=args.fps)
-    print(f"wrote {out}: {source} playing {args.env_id}, {len(frames)} frames of {frames.shape[2]}x{frames.shape[1]}")
+    recording = record(env, act, jax.random.key(args.seed), steps)
+    out = _save_recording(recording, args.out or f"{baseline_dirname(args.env_id)}.gif", args.fps, args.scale)
+    print(f"wrote {out}: {source} playing {args.env_id}, {len(recording.frames)} frames, {_result_line(recording)}")
     return 0
+
+
+def _save_recording(recording: Recording, path: str | Path, fps: int, scale: int | None) -> Path:
+    """The recording as a captioned GIF (step, rewards; the result once the episode is over)."""
+    return save_gif(recording.frames, path, fps=fps, scale=scale, captions=recording.captions())
+
+
+def _result_line(recording: Recording) -> str:
+    return recording.captions()[-1] if recording.length is not None else f"not over after {len(recording.frames) - 1} steps"
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -151,16 +163,105 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from parallax_zoo.scoring.baselines import train_baseline
     from parallax_zoo.catalogue.pinning import pin_baseline
+    from parallax_zoo.scoring.baselines import resolve_config, train_baseline
 
-    folder = train_baseline(args.env_id, seed=args.seed, config=args.config, out_dir=args.out, seeds=args.seeds)
+    env_spec = parallax_zoo.spec(args.env_id)
+    config = _config_with_overrides(resolve_config(args.env_id, args.config), args)
+    folder = _train_folder(args, env_spec.baseline is not None)
+    folder = train_baseline(args.env_id, seed=args.seed, config=config, out_dir=folder, seeds=args.seeds)
     score = json.loads((folder / "eval.json").read_text())["mean"]
-    print(f"{args.env_id}: baseline written to {folder}, evaluated mean return {score:.3f}")
+    print(f"{args.env_id}: trained folder written to {folder}, evaluated mean return {score:.3f}")
     if args.pin:
         pin_baseline(args.env_id, folder)
         print(f"pinned {folder} in registry.yaml (revision main; `parallax-zoo push {args.env_id}` gives the commit)")
+    else:
+        print(f"  evaluate it with `parallax-zoo eval {args.env_id} --policy {folder}`; "
+              f"`--pin` makes a run the official baseline")
     return 0
+
+
+def _train_folder(args: argparse.Namespace, pinned: bool) -> Path:
+    """Where `train` writes: --out, else the baseline mirror with --pin, else runs/<EnvId>/seed<S>/ here.
+
+    A baseline pinned in registry.yaml is never overwritten without --force:
+    its files would no longer match their pinned sha256s.
+    """
+    mirror = hub.mirror_folder(args.env_id)
+    if args.out is not None:
+        folder = Path(args.out)
+    elif args.pin:
+        folder = mirror
+    else:
+        return Path("runs") / baseline_dirname(args.env_id) / f"seed{args.seed}"
+    if pinned and folder.resolve() == mirror.resolve() and any(folder.iterdir()) and not args.force:
+        raise UserError(
+            f"{folder} holds the baseline pinned in registry.yaml for {args.env_id}; retraining would overwrite it "
+            "and break its pinned hashes. Add --force to replace it, or leave out --pin/--out to train into runs/"
+        )
+    return folder
+
+
+def _config_with_overrides(config: Any, args: argparse.Namespace) -> Any:
+    """The config with --total-timesteps, --num-envs and every --set FIELD=VALUE applied, each checked first."""
+    import dataclasses
+    import difflib
+
+
+    types = {f.name: f.type for f in dataclasses.fields(config)}
+    changes: dict[str, Any] = {}
+    for flag, name in (("total_timesteps", "total_timesteps"), ("num_envs", "num_envs")):
+        if getattr(args, flag) is not None:
+            changes[name] = getattr(args, flag)
+    for item in args.set or []:
+        name, equals, text = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not equals or not name:
+            raise UserError(f"--set takes FIELD=VALUE, e.g. --set learning_rate=3e-4; got {item!r}")
+        if name not in types or name == "env_id":
+            close = difflib.get_close_matches(name, [n for n in types if n != "env_id"], n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise UserError(f"--set {item}: {type(config).__name__} has no field {name!r}.{hint} "
+                            f"Fields: {', '.join(n for n in types if n != 'env_id')}")
+        changes[name] = _parse_field(name, text, getattr(config, name), item)
+    if not changes:
+        return config
+    try:
+        return dataclasses.replace(config, **changes)
+    except ValueError as error:
+        raise UserError(f"the config with {', '.join(f'{k}={v!r}' for k, v in changes.items())} is invalid: {error}") from None
+
+
+def _parse_field(name: str, text: str, current: Any, item: str) -> Any:
+    """VALUE read as YAML and checked against the type of the field's current value (ints may be 1e6 or 1_000_000)."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = text
+    expected = type(current)
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if expected is int and isinstance(value, (str, float)) and not isinstance(value, bool):
+        try:
+            number = float(str(value).replace("_", ""))
+        except ValueError:
+            number = float("nan")
+        if number.is_integer():
+            value = int(number)
+    if expected is float and isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if expected is tuple and isinstance(value, (list, int)) and not isinstance(value, bool):
+        value = tuple(value) if isinstance(value, list) else (value,)
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        shown = {bool: "true or false", int: "a whole number", float: "a number", str: "a string",
+                 tuple: "a list like [64,64]"}.get(expected, expected.__name__)
+        raise UserError(f"--set {item}: {name} takes {shown} (now {current!r}), got {text!r}")
+    return value
 
 
 def _pin(env_id: str) -> BaselinePin:
@@ -195,13 +296,20 @@ def _demo(args: argparse.Namespace) -> int:
           f"(95% CI [{low:.3f}, {high:.3f}]); reference score {env_spec.reference_score:.3f}")
     random_result = evaluate(env_id, RANDOM)
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
-    frames = record_episode(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
-    path = save_gif(frames, Path(args.out) / f"{baseline_dirname(env_id)}.gif")
-    print(f"  an episode of the baseline rendered to {path}")
+    try:
+        recording = record(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
+    except RenderUnavailableError as error:
+        print(f"  not rendered: {one_line(error)}")
+        return 0
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    path = _save_recording(recording, Path(args.out) / f"{baseline_dirname(env_id)}.gif", fps=8, scale=None)
+    print(f"  an episode of the baseline rendered to {path} ({_result_line(recording)})")
     return 0
 
 
-USER_ERRORS: tuple[type[BaseException], ...] = (UserError, InvalidKwargError, ValueError, LookupError, FileNotFoundError)
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    UserError, InvalidKwargError, ValueError, LookupError, FileNotFoundError, RenderUnavailableError,
+)
 """What `main` reports as a user error (one line, exit 2). New code raises a `UserError` subclass."""
 
 
@@ -214,6 +322,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="parallax-zoo", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"parallax-zoo {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser("list", help="every registered env").set_defaults(run=_list)
@@ -229,15 +338,23 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--steps", type=int, default=None, help="frames to record (default: the env's max_steps)")
     render.add_argument("--seed", type=int, default=0)
     render.add_argument("--fps", type=int, default=8)
+    render.add_argument("--scale", type=int, default=None,
+                        help="enlarge each frame this many times (default: to at least 256 px on the short side)")
     render.set_defaults(run=_render)
 
-    train = commands.add_parser("train", help="train a baseline and write its folder (weights, config, eval, curve, card)")
+    train = commands.add_parser("train", help="train a policy and write its folder (weights, config, eval, curve, card)")
     train.add_argument("env_id")
     train.add_argument("--seed", type=int, default=0, help="the seed whose weights are saved (default 0)")
     train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
-    train.add_argument("--out", default=None, help="folder to write (default: baselines/ENV_ID with '/' as '-')")
+    train.add_argument("--out", default=None, help="folder to write (default: runs/ENV_ID/seedSEED, '/' in ids as '-')")
     train.add_argument("--seeds", type=int, default=3, help="seeds trained at once, SEED upwards (default 3)")
-    train.add_argument("--pin", action="store_true", help="pin the folder's hashes and score in registry.yaml")
+    train.add_argument("--total-timesteps", type=int, default=None, help="env steps per seed (overrides the config)")
+    train.add_argument("--num-envs", type=int, default=None, help="parallel envs per seed (overrides the config)")
+    train.add_argument("--set", action="append", metavar="FIELD=VALUE",
+                       help="set any config field, e.g. --set learning_rate=1e-3 --set hidden_sizes=[32,32]; repeatable")
+    train.add_argument("--pin", action="store_true",
+                       help="write the official baseline (baselines/ENV_ID) and pin its hashes and score in registry.yaml")
+    train.add_argument("--force", action="store_true", help="with --pin, replace a baseline already pinned")
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
@@ -274,6 +391,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
+    except EnvNotFoundError as error:
+        print(f"parallax-zoo {args.command}: {error.message('parallax-zoo list')}", file=sys.stderr)
+        return 2
     except USER_ERRORS as error:
         print(f"parallax-zoo {args.command}: {one_line(error)}", file=sys.stderr)
         return 2

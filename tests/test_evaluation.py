@@ -28,7 +28,7 @@ def test_same_policy_twice_gives_identical_results():
     first = evaluate("GridWorld-v0", policy, name="untrained")
     second = evaluate("GridWorld-v0", policy, name="untrained")
     assert first.scores == second.scores
-    assert first.to_json() == second.to_json()
+    assert first.to_dict() == second.to_dict()
     assert first.episodes == protocol("GridWorld-v0").episodes
 
 

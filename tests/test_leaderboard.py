@@ -123,7 +123,7 @@ def test_a_malformed_results_file_is_fatal_naming_the_file_and_the_field(tmp_pat
     if isinstance(content, bytes):
         path.write_bytes(content)
     else:
-        data = synthetic("p", (1.0,)).to_json()
+        data = synthetic("p", (1.0,)).to_dict()
         target, (action, rest) = (data["protocol"], content.split(":", 2)[1:]) if content.startswith("protocol:") else (data, content.split(":", 1))
         if action == "drop":
             del target[rest]

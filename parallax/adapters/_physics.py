@@ -16,8 +16,10 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
+from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
 from parallax.core import State, require_key
 from parallax.spaces import Box, PyTreeSpace, Space, check_action, clip_action
 
@@ -169,6 +171,33 @@ class PhysicsAdapter:
         start = (foreign, jnp.zeros((), jnp.float32), jnp.zeros((), jnp.bool_))
         (foreign, total, _), _ = jax.lax.scan(repeat, start, None, length=self.action_repeat)
         return foreign, total
+
+    cannot_render: str | None = None
+    """Why frames cannot be drawn here; checked when rendering (MuJoCo's renderer needs OpenGL)."""
+
+    def render_trajectory(self, states: State, height: int = 240, width: int = 320) -> np.ndarray:
+        """`uint8[T, height, width, 3]` of states stacked on a leading time axis, through the env's own renderer.
+
+        The foreign renderer (MuJoCo's, on the host) is not jittable, so an
+        episode is recorded first and drawn after.
+        """
+        problem = mujoco_renderer_problem()
+        if problem is not None:
+            raise RenderUnavailableError(f"{self.name} renders with {problem}")
+        trajectory = [jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], self._renderable(states))
+                      for i in range(int(states.step_count.shape[0]))]
+        try:
+            frames = self.env.render(trajectory, height=height, width=width)
+        except Exception as error:  # MuJoCo raises FatalError or AttributeError when no GL context can be made
+            raise RenderUnavailableError(
+                f"{self.name}: MuJoCo's renderer could not start ({type(error).__name__}: {error}); "
+                "install libEGL (apt install libegl1) and set MUJOCO_GL=egl before starting Python"
+            ) from None
+        return np.stack([np.asarray(frame, np.uint8) for frame in frames])
+
+    def _renderable(self, states: State) -> Any:
+        """What the foreign `render` takes per step: the foreign state (Playground's)."""
+        return states.env_state
 
     def __repr__(self) -> str:
         return (

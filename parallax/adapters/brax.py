@@ -57,5 +57,9 @@ class BraxAdapter(PhysicsAdapter):
             action_repeat=first_given(action_repeat, wrapped_repeat, 1),
         )
 
+    def _renderable(self, states: Any) -> Any:
+        """Brax's `render` takes its pipeline states."""
+        return states.env_state.pipeline_state
+
 
 __all__ = ["BraxAdapter"]

@@ -32,6 +32,7 @@ from gymnax.environments.misc.gaussian_bandit import GaussianBandit
 from gymnax.environments.misc.meta_maze import MetaMaze
 from jaxtyping import Array, PRNGKeyArray
 
+from parallax.adapters.frames import GYMNAX_DRAWINGS, RenderUnavailableError
 from parallax.core import State, require_key
 from parallax.spaces import Box, Discrete, PyTreeSpace, Space, check_action, clip_action
 
@@ -133,6 +134,20 @@ class GymnaxAdapter:
             var is key_var for var in jaxpr.jaxpr.outvars
         )
         return (observation, next_state, reward, terminated, dict(info)), uses_key
+
+    @property
+    def cannot_render(self) -> str | None:
+        """Why `render` cannot draw this env (None where it can): only the classic-control envs have drawings."""
+        if self.env.name in GYMNAX_DRAWINGS:
+            return None
+        return (f"gymnax draws no frames and parallax has no drawing of {self.env.name}; "
+                f"the gymnax envs drawn are {', '.join(sorted(GYMNAX_DRAWINGS))}")
+
+    def render(self, state: State) -> Array:
+        """`uint8[H, W, 3]` of the state, drawn in `jnp` (so it jits), for the classic-control envs."""
+        if self.cannot_render is not None:
+            raise RenderUnavailableError(self.cannot_render)
+        return GYMNAX_DRAWINGS[self.env.name](state.env_state, self.params)
 
     def __repr__(self) -> str:
         return f"GymnaxAdapter({self.env.name})"

@@ -56,6 +56,23 @@ class Policy:
     params: Params
     normalizer: ObsNormalizer | None = None
 
+    @property
+    def num_parameters(self) -> int:
+        """Scalars in the actor's and critic's parameters together."""
+        return sum(int(leaf.size) for leaf in jax.tree_util.tree_leaves(self.params))
+
+    def __repr__(self) -> str:
+        """The architecture and parameter count, not the arrays."""
+        model = self.model
+        hidden = "x".join(map(str, model.hidden_sizes))
+        critic = "centralized (global observation)" if model.centralized_critic else "per slot"
+        return (
+            f"Policy({model.head.kind} actor and {critic} critic, MLP {hidden} {model.activation}; "
+            f"{model.num_agents} slot{'s' if model.num_agents > 1 else ''}, observation {model.observation_shape}"
+            f"{', agent ids' if model.agent_ids else ''}; {self.num_parameters:,} parameters"
+            f"{', observation normaliser' if self.normalizer is not None else ''})"
+        )
+
     def check_fits(self, env: Any) -> None:
         """Raise `ValueError` unless this policy's networks fit `env`, listing the expected and the found shapes."""
         expected = actor_critic_for(env)

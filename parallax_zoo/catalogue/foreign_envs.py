@@ -3,6 +3,8 @@
 Each builder imports its foreign package and adapter only when called. The
 adapters set truncation themselves from the foreign episode length, which
 the registry's `max_steps` configures here, so `make` adds no `TimeLimit`.
+Before Brax or Playground is imported, `MUJOCO_GL` is pointed at a headless
+OpenGL backend where there is no display, so their renderers can start.
 """
 
 from __future__ import annotations
@@ -13,20 +15,31 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
+from parallax.adapters.frames import mujoco_renderer_problem
 from parallax_zoo.catalogue.signatures import InvalidKwargError, accepted_kwargs, check_kwargs
+from parallax_zoo.errors import UserError
 
 ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx", "jaxmarl": "jaxmarl", "craftax": "craftax"}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""
 
 
+class MissingExtraError(UserError, ImportError):
+    """An adapted env whose foreign package is not installed; `extra` is the pip extra that installs it."""
+
+    def __init__(self, message: str, extra: str):
+        super().__init__(message)
+        self.extra = extra
+
+
 def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
-    """Import `module`, or raise an `ImportError` saying which pip extra provides it."""
+    """Import `module`, or raise a `MissingExtraError` saying which pip extra provides it."""
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        raise ImportError(
+        extra = ADAPTER_EXTRAS[adapter]
+        raise MissingExtraError(
             f"{env_id} needs {module!r}, which is not importable ({error}). "
-            f"Install it with: pip install 'parallax-zoo[{ADAPTER_EXTRAS[adapter]}]'"
+            f"Install it with: pip install 'parallax-zoo[{extra}]'", extra
         ) from error
 
 
@@ -43,6 +56,7 @@ def build_gymnax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_st
 
 def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
     """`BraxAdapter(brax.envs.get_environment(foreign_id, **kwargs), episode_length=max_steps)`."""
+    mujoco_renderer_problem()
     brax_envs = import_optional("brax.envs", "brax", env_id)
     env = brax_envs.get_environment(foreign_id)
     if kwargs:
@@ -58,6 +72,7 @@ def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps
 
     kwargs override entries of the Playground config; `max_steps` sets its `episode_length`.
     """
+    mujoco_renderer_problem()
     playground = import_optional("mujoco_playground", "mjx", env_id)
     config = playground.registry.get_default_config(foreign_id)
     check_kwargs(env_id, kwargs, sorted(config.keys()))

@@ -8,6 +8,7 @@ where it has one: `gymnax/CartPole-v1`, `brax/ant`, `mjx/CartpoleBalance`.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import math
@@ -44,7 +45,16 @@ class RegistryError(UserError):
 
 
 class EnvNotFoundError(RegistryError, KeyError):
-    """An id that is not registered; the message lists the close matches."""
+    """An id that is not registered; the message lists the close matches and where the full list is."""
+
+    def __init__(self, env_id: str, close: list[str], count: int):
+        self.env_id, self.close, self.count = env_id, close, count
+        super().__init__(self.message("parallax_zoo.list_envs()"))
+
+    def message(self, listing: str) -> str:
+        """The message, naming `listing` (a Python call, or a command for the command line) as the full list."""
+        suggestion = f" Did you mean: {', '.join(map(repr, self.close))}?" if self.close else ""
+        return f"No environment registered as {self.env_id!r}.{suggestion} `{listing}` lists all {self.count} registered ids."
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -113,6 +123,26 @@ class EnvSpec:
 
     def __hash__(self) -> int:
         return hash(self.id)
+
+    def __repr__(self) -> str:
+        """One line: id, kind, agents, max_steps and reference score; `describe()` has every field and the pins."""
+        score = "-" if self.reference_score is None else f"{self.reference_score:.3f}"
+        baseline = "" if self.baseline is None else f", baseline={self.baseline.repo_id}@{self.baseline.revision[:12]}"
+        return (f"EnvSpec({self.id!r}, kind={self.kind}, agents={self.num_agents}, max_steps={self.max_steps}, "
+                f"reference_score={score}{baseline})")
+
+    def describe(self) -> str:
+        """Every field on its own line, the baseline's pinned files with their sha256s indented under it."""
+        lines = [f"EnvSpec {self.id}"]
+        for spec_field in fields(self):
+            value = getattr(self, spec_field.name)
+            if spec_field.name == "baseline" and value is not None:
+                lines.append(f"  baseline: {value.repo_id}@{value.revision}")
+                lines += [f"    {name}: sha256 {digest}" for name, digest in sorted(value.files.items())]
+            elif spec_field.name != "id":
+                shown = dict(value) if isinstance(value, Mapping) else value
+                lines.append(f"  {spec_field.name}: {shown!r}")
+        return "\n".join(lines)
 
     @property
     def kind(self) -> str:
@@ -229,18 +259,32 @@ class Registry:
             return self._specs[env_id]
         by_lower = {known.lower(): known for known in self._specs}
         close = difflib.get_close_matches(env_id.lower(), list(by_lower), n=5, cutoff=0.6)
-        suggestion = f" Did you mean: {', '.join(repr(by_lower[c]) for c in close)}?" if close else ""
-        raise EnvNotFoundError(
-            f"No environment registered as {env_id!r}.{suggestion} "
-            f"parallax_zoo.list_envs() lists all {len(self._specs)} registered ids."
-        )
+        raise EnvNotFoundError(env_id, [by_lower[c] for c in close], len(self._specs))
 
-    def make(self, env_id: str, /, *, validate: bool = False, **overrides: Any) -> Any:
+    def make(self, env_id: str, /, *, max_steps: int | None = None, validate: bool = False, **overrides: Any) -> Any:
         """Build `env_id` with its registered kwargs updated by `overrides`; native envs get `TimeLimit(max_steps)`.
 
+        `max_steps` replaces the registered time limit (adapters truncate at it
+        themselves). The env carries the spec it was made from as `env.spec`,
+        with `max_steps` and `kwargs` as made (and no reference score where
+        they differ from the registered ones: it was measured under those).
         See `build`; `validate=True` adds `ValidateActions`.
         """
-        return build(self.spec(env_id), validate=validate, **overrides)
+        env_spec = self.spec(env_id)
+        if max_steps is not None and not (_is_int(max_steps) and max_steps >= 1):
+            raise InvalidKwargError(f"{env_id}: max_steps must be an int >= 1, got {max_steps!r}")
+        made = env_spec
+        if (max_steps is not None and max_steps != env_spec.max_steps) or overrides:
+            made = dataclasses.replace(
+                env_spec, max_steps=env_spec.max_steps if max_steps is None else max_steps,
+                kwargs={**env_spec.kwargs, **overrides}, reference_score=None,
+            )
+        env: Any = build(made if max_steps is not None else env_spec, validate=validate, **overrides)
+        try:
+            env.spec = made
+        except AttributeError:  # an env class with __slots__ or a read-only `spec`
+            pass
+        return env
 
     def list_envs(self, tag: str | None = None) -> list[str]:
         """Every registered id, sorted; only those carrying `tag` if given."""
@@ -372,10 +416,10 @@ def spec(env_id: str) -> EnvSpec:
     return default_registry().spec(env_id)
 
 
-def make(env_id: str, /, *, validate: bool = False, **overrides: Any) -> Any:
-    """Build a registered env: entry point or adapter, kwargs updated by `overrides` (checked first), `TimeLimit`
-    applied; `validate=True` adds `ValidateActions`."""
-    return default_registry().make(env_id, validate=validate, **overrides)
+def make(env_id: str, /, *, max_steps: int | None = None, validate: bool = False, **overrides: Any) -> Any:
+    """Build a registered env: entry point or adapter, kwargs updated by `overrides` (checked first), `TimeLimit(max_steps)`
+    applied (the registered one unless given), `ValidateActions` with `validate=True`; the env carries its `spec`."""
+    return default_registry().make(env_id, max_steps=max_steps, validate=validate, **overrides)
 
 
 def list_envs(tag: str | None = None) -> list[str]:

@@ -132,7 +132,8 @@ class BoardGame(Generic[GameT]):
         return board_text(state, self.height, self.width)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(cell_pixels={self.cell_pixels})"
+        """`TicTacToe()`: the constructor call, naming `cell_pixels` only where it is not the default 32."""
+        return f"{type(self).__name__}({'' if self.cell_pixels == 32 else f'cell_pixels={self.cell_pixels}'})"
 
 
 def mark_of(player: Int[Array, ""]) -> Int8[Array, ""]:

@@ -153,10 +153,11 @@ def train_seeds(
     training = segmented_training(config, env, opponent)
     state = training.init(jnp.stack([jax.random.key(seed) for seed in seeds]))
     steps_per_segment = config.total_timesteps // training.count // (config.num_envs * config.num_steps)
-    steps_per_segment *= config.num_envs * config.num_steps
+    steps_per_segment *= config.num_envs * config.num_steps * len(seeds)
     returns = []
-    with tqdm(total=steps_per_segment * training.count, unit="step", unit_scale=True, disable=not progress,
-              desc=f"{config.env_id} x{len(seeds)} seeds") as bar:
+    bar_format = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} env steps [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+    with tqdm(total=steps_per_segment * training.count, unit=" env steps", unit_scale=True, disable=not progress,
+              desc=f"{config.env_id} x{len(seeds)} seed{'s' if len(seeds) > 1 else ''}", bar_format=bar_format) as bar:
         for segment in range(training.count):
             state, points = training.run(state, jax.random.key(segment))
             returns.append(np.asarray(points))
@@ -166,7 +167,18 @@ def train_seeds(
 
 
 def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: str, path: Path) -> None:
-    """`curve.png`: the mean return over seeds against env steps, with the min-max band shaded."""
+    """`curve.png`: the mean return over seeds against env steps, with the min-max band shaded (one seed: its line)."""
+    import matplotlib.pyplot as plt
+
+    figure = curve_figure(returns, steps_per_point, label, env_id)
+    try:
+        atomic_write(path, lambda temporary: figure.savefig(temporary, format="png"))
+    finally:
+        plt.close(figure)
+
+
+def curve_figure(returns: np.ndarray, steps_per_point: int, label: str, env_id: str) -> Any:
+    """The matplotlib figure `plot_curve` saves: the seeds' mean and min-max band, or one seed's line alone."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -174,17 +186,17 @@ def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: st
 
     steps = steps_per_point * np.arange(1, returns.shape[1] + 1)
     figure, axes = plt.subplots(figsize=(6, 4), dpi=100)
-    axes.fill_between(steps, returns.min(axis=0), returns.max(axis=0), alpha=0.3, label="min-max over seeds")
-    axes.plot(steps, returns.mean(axis=0), label=f"mean of {returns.shape[0]} seeds")
+    if returns.shape[0] == 1:
+        axes.plot(steps, returns[0], label="1 seed")
+    else:
+        axes.fill_between(steps, returns.min(axis=0), returns.max(axis=0), alpha=0.3, label="min-max over seeds")
+        axes.plot(steps, returns.mean(axis=0), label=f"mean of {returns.shape[0]} seeds")
     axes.set_xlabel("env steps per seed")
     axes.set_ylabel(label)
     axes.set_title(env_id)
     axes.legend(loc="lower right")
     figure.tight_layout()
-    try:
-        atomic_write(path, lambda temporary: figure.savefig(temporary, format="png"))
-    finally:
-        plt.close(figure)
+    return figure
 
 
 def opponent_label(name: str) -> str:
@@ -216,8 +228,9 @@ def train_baseline(
 ) -> Path:
     """Train `seeds` seeds (`seed`, `seed + 1`, ...) and write seed `seed`'s baseline folder; returns the folder.
 
-    `out_dir` defaults to `hub.mirror_folder(env_id)`.
-    The same arguments always produce the same weights.
+    `out_dir` defaults to `hub.mirror_folder(env_id)`, the official baseline's
+    folder; the model card of any other folder names it as a user's run and
+    shows how to load that folder. The same arguments always produce the same weights.
     """
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1 (the curve shows mean and spread over them), got {seeds}")
@@ -235,7 +248,7 @@ def train_baseline(
         folder.mkdir(parents=True, exist_ok=True)
         checkpoint.save(folder, policy, resolved)
         plot_curve(returns, training.steps_per_point, training.curve_label, env_id, folder / CURVE_FILE)
-        write_evaluation(env_id, folder, seed_list)
+        write_evaluation(env_id, folder, seed_list, official=folder.resolve() == hub.mirror_folder(env_id).resolve())
     return folder
 
 
@@ -269,7 +282,7 @@ def output_lock(folder: Path) -> Iterator[None]:
         lock.release()
 
 
-def write_evaluation(env_id: str, folder: Path, training_seeds: list[int]) -> None:
+def write_evaluation(env_id: str, folder: Path, training_seeds: list[int], official: bool = True) -> None:
     """Evaluate the weights saved in `folder` and write its `eval.json` and model card.
 
     In zero-sum games the protocol's "baseline" opponent is these weights
@@ -277,12 +290,13 @@ def write_evaluation(env_id: str, folder: Path, training_seeds: list[int]) -> No
     how the policy fares against itself.
     """
     saved, config = checkpoint.load(folder, registry.make(env_id))
-    result = evaluate(env_id, saved, baseline=saved).to_json()
+    result = evaluate(env_id, saved, baseline=saved).to_dict()
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
         seed=training_seeds[0], description=card_description(config, training_seeds, result),
+        folder=None if official else folder,
     )
     write_text_atomic(folder / CARD_FILE, card)

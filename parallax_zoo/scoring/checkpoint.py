@@ -29,6 +29,7 @@ from safetensors.numpy import load as load_safetensors, save_file
 
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.atomic import atomic_write, write_text_atomic
+from parallax_zoo.version import DISTRIBUTION, version
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import RENAMED_FIELDS, PPOConfig, model_for
@@ -37,7 +38,7 @@ from parallax_zoo.errors import UserError
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.yaml"
 ALGORITHMS: dict[str, type[PPOConfig]] = {"ppo": PPOConfig, "mappo": MAPPOConfig}
-VERSIONED_PACKAGES = ("parallax-zoo", "jax", "jaxlib", "flax", "optax")
+VERSIONED_PACKAGES = (DISTRIBUTION, "jax", "jaxlib", "flax", "optax")
 
 
 class CheckpointError(UserError, ValueError):
@@ -147,6 +148,9 @@ def package_versions() -> dict[str, str]:
     """The installed versions of the packages a result depends on, recorded in configs and results."""
     versions = {}
     for package in VERSIONED_PACKAGES:
+        if package == DISTRIBUTION:
+            versions[package] = version()
+            continue
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

@@ -122,7 +122,21 @@ class EvalResult:
         head, _, version = self.env_id.rpartition("-v")
         return int(version) if head and version.isdigit() else None
 
-    def to_json(self) -> dict[str, Any]:
+    def __repr__(self) -> str:
+        """Mean, 95% CI, episodes and the record against each opponent; the scores themselves stay in `scores`."""
+        low, high = self.ci95
+        text = (f"EvalResult({self.env_id}, {self.policy}: mean {self.mean:.3f}, 95% CI [{low:.3f}, {high:.3f}], "
+                f"{self.episodes} episodes")
+        for opponent, record in self.opponents.items():
+            text += (f"; vs {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} "
+                     f"loss {record['loss']:.1%}")
+        return text + ")"
+
+    def to_json(self) -> str:
+        """The result as strict JSON text (what `save` writes; a non-finite number is null)."""
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False)
+
+    def to_dict(self) -> dict[str, Any]:
         """Everything about the result as plain, strict JSON data: a non-finite number is null, and `finite` false."""
         data = {
             "env_id": self.env_id,
@@ -144,7 +158,7 @@ class EvalResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EvalResult:
-        """The inverse of `to_json`."""
+        """The inverse of `to_dict`."""
         fields = dict(data["protocol"])
         fields["opponents"] = tuple(fields["opponents"])
         return cls(
@@ -162,7 +176,7 @@ class EvalResult:
     def save(self, path: str | Path) -> Path:
         """Write the result as strict JSON (no bare NaN), through a temporary file."""
         path = Path(path)
-        write_text_atomic(path, json.dumps(self.to_json(), indent=2, allow_nan=False) + "\n")
+        write_text_atomic(path, self.to_json() + "\n")
         return path
 
 

@@ -6,20 +6,23 @@ with policies also meet in a round robin (with the random player and the
 baseline); Elo ratings come from a Bradley-Terry fit to those games, draws
 counting half, anchored so that the random player rates 1000. A result whose
 scores are not all finite (a diverged policy) is ranked last, with a note,
-never above a finite one.
+never above a finite one. Every result records its games against its named
+opponents, so results files alone carry what Elo needs; entrants add a round
+robin among themselves.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import datetime
 import html
 import io
 import itertools
 import json
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +34,7 @@ from parallax_zoo.catalogue.env_table import markdown_table
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
-from parallax_zoo.scoring.evaluation import EvalProtocol, EvalResult, as_player, evaluate, protocol
+from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalProtocol, EvalResult, as_player, evaluate, protocol
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.scoring import compiled
 from parallax_zoo.errors import UserError
@@ -39,11 +42,24 @@ from parallax_zoo.errors import UserError
 RANDOM_ELO = 1000.0
 NON_FINITE_NOTE = "non-finite scores (NaN or inf): ranked last"
 RESULT_KEYS = {"env_id": str, "policy": str, "protocol": dict, "scores": list}
-"""The keys a results file must hold, with their JSON types; the others `EvalResult.to_json` writes are optional."""
+"""The keys a results file must hold, with their JSON types; the others `EvalResult.to_dict` holds are optional."""
 
 
 class LeaderboardInputError(UserError, ValueError):
     """A results file is unreadable, malformed, or duplicates another's policy; the board is not made."""
+
+COLUMN_NOTES = (
+    ("rank", "Position within the env by mean score; equal scores share a rank."),
+    ("score", "The mean over the env's fixed evaluation protocol: the return, or in zero-sum games the "
+              "result against the first opponent (+1 win, 0 draw, -1 loss)."),
+    ("95% CI", "The normal-approximation 95% confidence interval of the mean."),
+    ("normalized", "(score - random) / (baseline - random): 0 is the uniformly random player, 1 the pinned "
+                   "baseline's reference score; '-' where the env has no baseline."),
+    ("Elo", f"Zero-sum games only: a Bradley-Terry fit to every recorded game (draws count half), anchored so "
+            f"that the random player rates {RANDOM_ELO:.0f}."),
+    ("episodes", "Episodes behind the score."),
+)
+"""What each column means, printed under the HTML table."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +93,27 @@ def elo_ratings(records: Mapping[tuple[str, str], MatchRecord], anchor: str = RA
     ratings = 400.0 * np.log10(strength)
     offset = RANDOM_ELO - ratings[index[anchor]] if anchor in index else RANDOM_ELO - ratings.mean()
     return {name: float(ratings[index[name]] + offset) for name in names}
+
+
+def elo_name(policy: str) -> str:
+    """The player a result's policy is in the Elo fit: the pinned baseline ("baseline:REPO@REV") is "baseline",
+    the name its opponents know it by."""
+    return BASELINE if policy.startswith(f"{BASELINE}:") else policy
+
+
+def recorded_matches(results: Iterable[EvalResult]) -> dict[tuple[str, str], MatchRecord]:
+    """The games every result records against its named opponents (`opponents`: win, draw and loss rates over
+    the protocol's episodes), as match records for `elo_ratings`; so results files alone give Elo ratings."""
+    records: dict[tuple[str, str], MatchRecord] = {}
+    for result in results:
+        player, games = elo_name(result.policy), result.protocol.episodes
+        for opponent, record in result.opponents.items():
+            if opponent == player or not all(math.isfinite(record.get(k, math.nan)) for k in ("win", "draw", "loss")):
+                continue
+            records[(player, opponent)] = MatchRecord(
+                wins=round(record["win"] * games), draws=round(record["draw"] * games), losses=round(record["loss"] * games)
+            )
+    return records
 
 
 def round_robin(
@@ -123,13 +160,17 @@ class Leaderboard:
     """Ranked rows, best first within each env; renders as Markdown, CSV and a self-contained HTML page."""
 
     rows: list[Row] = field(default_factory=list)
+    date: str = field(default_factory=lambda: datetime.date.today().isoformat())
+    """The day the board was made, shown on the HTML page."""
 
     COLUMNS = ("env", "rank", "entrant", "score", "95% CI", "normalized", "Elo", "episodes", "note")
 
     def _cells(self) -> list[tuple[str, ...]]:
         cells = []
         for env_id, group in itertools.groupby(self.rows, key=lambda row: row.env_id):
-            for rank, row in enumerate(group, start=1):
+            rows = list(group)
+            for row in rows:
+                rank = 1 + sum(_rank_key(other) > _rank_key(row) for other in rows)  # equal scores share a rank: 1, 1, 3
                 cells.append((
                     env_id,
                     str(rank),
@@ -160,10 +201,13 @@ class Leaderboard:
             "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
             "th,td{border:1px solid #ccc;padding:4px 10px;text-align:left}th{background:#f3f3f3}"
         )
+        notes = "".join(f"<dt>{html.escape(name)}</dt><dd>{html.escape(text)}</dd>" for name, text in COLUMN_NOTES)
         return (
             "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Parallax Zoo leaderboard</title>"
             f"<style>{style}</style></head><body><h1>Parallax Zoo leaderboard</h1>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>\n"
+            f"<p>Evaluation protocol version {PROTOCOL_VERSION}; made on {html.escape(self.date)}.</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<h2>Columns</h2><dl>{notes}</dl></body></html>\n"
         )
 
     def write(self, folder: str | Path) -> dict[str, Path]:
@@ -175,6 +219,11 @@ class Leaderboard:
             paths[suffix] = folder / f"leaderboard.{suffix}"
             write_text_atomic(paths[suffix], text)
         return paths
+
+
+def _rank_key(row: Row) -> float:
+    """What a row is ranked by: its mean, a non-finite one below every finite score."""
+    return row.mean if math.isfinite(row.mean) else -math.inf
 
 
 def normalize(score: float, random_score: float, baseline_score: float | None) -> float | None:
@@ -297,13 +346,17 @@ def leaderboard(
         env_spec = registry.spec(env_id)
         random_score = evaluate(env_id, RANDOM).mean
         ratings: dict[str, float] = {}
-        if env_id in entrants and "zero-sum" in env_spec.tags:
-            players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
-            if env_spec.baseline is not None:
-                from parallax_zoo.scoring.loading import load_baseline
+        if "zero-sum" in env_spec.tags:
+            records = recorded_matches(by_env[env_id].values())
+            if env_id in entrants:
+                players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
+                if env_spec.baseline is not None:
+                    from parallax_zoo.scoring.loading import load_baseline
 
-                players[BASELINE] = load_baseline(env_id)
-            ratings = elo_ratings(round_robin(env_id, players))
+                    players[BASELINE] = load_baseline(env_id)
+                records.update(round_robin(env_id, players))
+            if records:
+                ratings = elo_ratings(records)
         ranked = sorted(by_env[env_id].values(), key=lambda r: (r.finite, r.mean if r.finite else 0.0), reverse=True)
         for result in ranked:
             rows.append(Row(
@@ -313,7 +366,7 @@ def leaderboard(
                 ci95=result.ci95,
                 episodes=result.episodes,
                 normalized=normalize(result.mean, random_score, env_spec.reference_score),
-                elo=ratings.get(result.policy),
+                elo=ratings.get(elo_name(result.policy)),
                 note="" if result.finite else NON_FINITE_NOTE,
             ))
     return Leaderboard(rows)

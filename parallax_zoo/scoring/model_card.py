@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import yaml
 
@@ -16,8 +18,13 @@ def model_card(
     *,
     seed: int | None = None,
     description: str = "",
+    folder: str | os.PathLike[str] | None = None,
 ) -> str:
-    """The Hub model card (README.md) of a baseline, in the Hub's RL convention: tags and a `model-index` mean_reward."""
+    """The Hub model card (README.md) of a policy folder, in the Hub's RL convention: tags and a `model-index` mean_reward.
+
+    Without `folder` it is the card of the official baseline; with it, of a
+    user's own run in that folder, whose snippets load the folder itself.
+    """
     for name, value in (("env_id", env_id), ("algorithm", algorithm)):
         if not isinstance(value, str) or not value or value.strip() != value or "\n" in value:
             raise ValueError(f"{name} must be a non-empty single-line string without surrounding spaces, got {value!r}")
@@ -43,6 +50,9 @@ def model_card(
         ],
     }
     seed_text = str(seed) if seed is not None else "S"
+    if folder is not None:
+        return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n" + _run_card(
+            env_id, algorithm, score, episodes, description, Path(folder).as_posix(), seed_text)
     body = f"""# {algorithm} baseline for {env_id}
 
 The reference {algorithm} policy of the Parallax Zoo environment `{env_id}`.{" " + description if description else ""}
@@ -82,3 +92,49 @@ parallax-zoo train {env_id} --seed {seed_text}
 - `curve.png`: the training curve
 """
     return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n{body}"
+
+
+def _run_card(env_id: str, algorithm: str, score: str, episodes: int, description: str, folder: str, seed: str) -> str:
+    """The body of a user's run's card: names it as theirs, not the reference policy, and loads this folder."""
+    return f"""# Your {algorithm} run on {env_id}
+
+A policy you trained on the Parallax Zoo environment `{env_id}` with `parallax-zoo train`, written to
+`{folder}`. It is your run, not the official baseline pinned in registry.yaml.{" " + description if description else ""}
+
+## Score
+
+mean_reward = {score} over {episodes} episodes of the fixed evaluation protocol of `{env_id}`,
+measured by `parallax_zoo.evaluate` on these exact weights (see `eval.json`).
+
+## Use
+
+```python
+import parallax_zoo
+from parallax_zoo.scoring.loading import load_folder
+
+policy = load_folder("{folder}", parallax_zoo.make("{env_id}"))
+result = parallax_zoo.evaluate("{env_id}", policy)
+print(result)
+```
+
+Evaluate, render or rank it from the command line:
+
+```bash
+parallax-zoo eval {env_id} --policy {folder}
+parallax-zoo render {env_id} --policy {folder}
+parallax-zoo leaderboard --entrant {env_id}={folder}
+```
+
+Train it again (every hyperparameter is in `config.yaml`):
+
+```bash
+parallax-zoo train {env_id} --seed {seed} --config {folder}/config.yaml --out {folder}
+```
+
+## Files
+
+- `model.safetensors`: the policy parameters (safetensors only, never pickle)
+- `config.yaml`: every hyperparameter and the package versions used
+- `eval.json`: episodes, seeds, mean, std and 95% confidence interval
+- `curve.png`: the training curve
+"""
