@@ -2,11 +2,14 @@
 
 Jumanji's `step` never resets (its `AutoResetWrapper` does, and is refused
 here), so the state returned at an episode's end holds the true terminal
-observation. The episode ends on a `TimeStep` of step type LAST; it is a
-termination when the discount is 0 and a truncation when it is not (Jumanji's
-time limits end episodes with discount 1). Where Jumanji gives each agent its
-own discount (Connector, LevelBasedForaging, SearchAndRescue), the episode
-terminates when every agent's discount is 0 and is truncated otherwise.
+observation. The episode ends on a `TimeStep` of step type LAST: a
+truncation when it ends with discount 1 (where Jumanji gives each agent its
+own discount, Connector and LevelBasedForaging: any agent's), or on the step
+that reaches the env's `time_limit`; a termination otherwise. The time limit
+needs the second rule because most of Jumanji 1.1.2's envs (Snake, Maze,
+PacMan, Tetris, RubiksCube, ...) end it with discount 0, as if the episode
+had ended by the rules; an ending by the rules on that very step cannot be
+told apart and is reported as a truncation too.
 
 Jumanji's multi-agent environments take one joint action and are adapted as
 the single `Env` Jumanji presents; where Jumanji pays each agent its own
@@ -25,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jumanji import specs
 from jumanji.env import Environment
+from jumanji.environments.routing.tsp.env import TSP
 from jumanji.types import StepType
 from jumanji.wrappers import Wrapper
 from jaxtyping import Array, PRNGKeyArray
@@ -67,7 +71,7 @@ class JumanjiAdapter:
             self._info_signature
         )
         self._action_space = to_parallax_space(env.action_spec, action, action=True)
-        self._observation_space = to_parallax_space(env.observation_spec, step.observation)
+        self._observation_space = to_parallax_space(corrected_observation_spec(env), step.observation)
         self._reset = jax.jit(self._reset_unchecked)
         self._step = jax.jit(self._step_unchecked)
 
@@ -110,16 +114,19 @@ class JumanjiAdapter:
 
     def _step_unchecked(self, state: State, action: Array) -> State:
         env_state, timestep = self.env.step(state.env_state, action)
+        step_count = state.step_count + 1
         last = timestep.step_type == StepType.LAST
-        every_discount_zero = jnp.all(timestep.discount == 0)
+        cut_short = jnp.any(timestep.discount != 0)
+        if self.episode_length is not None:
+            cut_short = cut_short | (step_count >= self.episode_length)
         return State(
             env_state=env_state,
             observation=timestep.observation,
             reward=jnp.sum(timestep.reward).astype(jnp.float32),
-            termination=last & every_discount_zero,
-            truncation=last & ~every_discount_zero,
+            termination=last & ~cut_short,
+            truncation=last & cut_short,
             info=_cast_like(self._info(timestep), self._info_signature),
-            step_count=state.step_count + 1,
+            step_count=step_count,
             key=jax.random.split(state.key)[0],
         )
 
@@ -131,6 +138,19 @@ class JumanjiAdapter:
 
     def __repr__(self) -> str:
         return f"JumanjiAdapter({type(self.env).__name__})"
+
+
+def corrected_observation_spec(env: Environment) -> Any:
+    """Jumanji's observation spec, with the entries that Jumanji 1.1.2 declares too narrowly widened.
+
+    TSP's `position` is -1 before the first city is chosen (its reset
+    observation), below the `DiscreteArray(num_cities)` it declares.
+    """
+    spec = env.observation_spec
+    if isinstance(env, TSP):
+        position = specs.BoundedArray((), jnp.int32, minimum=-1, maximum=env.num_cities - 1, name="position")
+        return spec.replace(position=position)
+    return spec
 
 
 def _cast_like(tree: Any, signature: Any) -> Any:
@@ -201,4 +221,4 @@ def _is_leaf_space(space: Any) -> bool:
     return isinstance(space, (Discrete, Box, MultiDiscrete, MultiBinary))
 
 
-__all__ = ["JumanjiAdapter", "to_parallax_space"]
+__all__ = ["JumanjiAdapter", "corrected_observation_spec", "to_parallax_space"]

@@ -71,10 +71,11 @@ class PgxAdapter:
             )
         self.env = env
         self._num_agents = int(env.num_players)
-        self.num_moves = int(env.num_actions)
+        first = jax.eval_shape(env.init, jax.random.PRNGKey(0))
+        self.num_moves = int(first.legal_action_mask.shape[-1])
         self.no_op = self.num_moves
         self._action_space = stack_space(Discrete(self.num_moves + 1), self._num_agents)
-        self._observation_space = stack_space(_observation_space(env), self._num_agents)
+        self._observation_space = stack_space(_observation_space(env, first.observation), self._num_agents)
         self._reset = jax.jit(self._reset_unchecked)
         self._step = jax.jit(self._step_unchecked)
 
@@ -158,9 +159,10 @@ class PgxSinglePlayerAdapter:
                 "Use PgxAdapter for it."
             )
         self.env = env
-        self.num_moves = int(env.num_actions)
+        first = jax.eval_shape(env.init, jax.random.PRNGKey(0))
+        self.num_moves = int(first.legal_action_mask.shape[-1])
         self._action_space = Discrete(self.num_moves)
-        self._observation_space = _observation_space(env)
+        self._observation_space = _observation_space(env, first.observation)
         self._reset = jax.jit(self._reset_unchecked)
         self._step = jax.jit(self._step_unchecked)
 
@@ -224,9 +226,13 @@ def _check_game(env: Any, adapter: str) -> None:
         raise TypeError(f"{adapter} expects a pgx.Env, got {type(env).__name__}. Create one with pgx.make(name).")
 
 
-def _observation_space(env: pgx.Env) -> Space:
-    """One player's observation space, from the shape and dtype Pgx emits and the game's known bounds."""
-    emitted = jax.eval_shape(env.init, jax.random.PRNGKey(0)).observation
+def _observation_space(env: pgx.Env, emitted: Any) -> Space:
+    """One player's observation space, from the shape and dtype Pgx emits and the game's known bounds.
+
+    Shapes come from tracing `init` (`jax.eval_shape`); Pgx's own
+    `num_actions` and `observation_shape` run `init` eagerly, which takes
+    seconds for chess or Go.
+    """
     shape, dtype = tuple(emitted.shape), jnp.dtype(emitted.dtype)
     if dtype == jnp.bool_:
         return MultiBinary(shape, jnp.bool_)
