@@ -4,6 +4,8 @@ Every registered `xminigrid/` id passes `check_env`; one MiniGrid and one
 XLand id run in the default suite, the rest with `--run-slow`.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,16 +37,25 @@ def test_every_registered_env_passes_check_env(env_id):
     check_env(parallax_zoo.make(env_id), num_steps=8)
 
 
-def play(env, actions):
-    """The adapter's states after each of `actions` from one reset, and XLand-MiniGrid's own `TimeStep` from its
-    `step` on the same state and action; one jitted scan, index t = after step t + 1."""
+EPISODE = 100
+"""Empty-5x5's max_steps: both boundary tests play this many actions, so they share one compiled rollout."""
+
+
+@functools.cache
+def rollout(env):
+    """A jitted scan over actions from a state: the adapter's states after each step, and XLand-MiniGrid's own
+    `TimeStep` from its `step` on the same state and action (index t = after step t + 1)."""
 
     def body(state, action):
         own = env.env.step(env.params, state.env_state, action)
         state = env.step(state, action)
         return state, (state, own)
 
-    return jax.jit(lambda s: jax.lax.scan(body, s, jnp.asarray(actions, jnp.int32))[1])(env.reset(key=jax.random.key(0)))
+    return jax.jit(lambda state, actions: jax.lax.scan(body, state, actions)[1])
+
+
+def play(env, actions):
+    return rollout(env)(env.reset(key=jax.random.key(0)), jnp.asarray(actions, jnp.int32))
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +64,8 @@ def empty():
 
 
 def test_reaching_the_goal_terminates_with_xminigrids_own_terminal_observation(empty):
-    states, own = play(empty, TO_THE_GOAL)
+    padded = TO_THE_GOAL + (COUNTERCLOCKWISE,) * (EPISODE - len(TO_THE_GOAL))
+    states, own = jax.tree_util.tree_map(lambda x: x[: len(TO_THE_GOAL)], play(empty, padded))
     assert np.asarray(states.termination).tolist() == [False] * 4 + [True]
     assert not np.asarray(states.truncation).any()
     assert float(states.reward[-1]) == pytest.approx(1.0 - 0.9 * 5 / empty.episode_length)
@@ -61,21 +73,21 @@ def test_reaching_the_goal_terminates_with_xminigrids_own_terminal_observation(e
     assert int(own.step_type[-1]) == int(StepType.LAST) and float(own.discount[-1]) == 0.0
     np.testing.assert_array_equal(states.observation, own.observation)
     np.testing.assert_array_equal(states.reward, own.reward)
-    # The agent stands on the goal, so the tile beneath it is not what a reset shows.
-    reset = empty.reset(key=jax.random.key(0))
-    assert not np.array_equal(states.observation[-1], reset.observation)
+    # The agent stands on the goal, so the view differs from the first step's; the key moved on every step.
+    assert not np.array_equal(states.observation[-1], states.observation[0])
+    keys = np.asarray(jax.random.key_data(states.key))
+    assert len({tuple(k) for k in keys}) == len(TO_THE_GOAL)
 
 
-def test_max_steps_truncates_on_that_step_and_not_before():
-    env = parallax_zoo.make("xminigrid/MiniGrid-Empty-5x5", max_steps=6)
-    assert env.episode_length == 6
-    states, own = play(env, [COUNTERCLOCKWISE] * 6)
-    assert np.asarray(states.truncation).tolist() == [False] * 5 + [True]
+def test_max_steps_truncates_on_that_step_and_not_before(empty):
+    assert empty.episode_length == EPISODE == parallax_zoo.spec("xminigrid/MiniGrid-Empty-5x5").max_steps
+    states, own = play(empty, [COUNTERCLOCKWISE] * EPISODE)
+    assert np.asarray(states.truncation).tolist() == [False] * (EPISODE - 1) + [True]
     assert not np.asarray(states.termination).any()
-    assert np.asarray(own.step_type).tolist() == [int(StepType.MID)] * 5 + [int(StepType.LAST)]
+    assert np.asarray(own.step_type).tolist() == [int(StepType.MID)] * (EPISODE - 1) + [int(StepType.LAST)]
     assert float(own.discount[-1]) == 1.0
     np.testing.assert_array_equal(states.observation, own.observation)
-    assert parallax_zoo.spec("xminigrid/MiniGrid-Empty-5x5").max_steps == 100
+    assert parallax_zoo.make("xminigrid/MiniGrid-Empty-5x5", max_steps=7).episode_length == 7
 
 
 def test_observation_space_bounds_tile_and_colour_ids_per_layer(empty):
@@ -113,10 +125,7 @@ def test_a_ruleset_is_a_setting_of_the_registered_xland_env():
         parallax_zoo.make("xminigrid/XLand-MiniGrid-R1-9x9", rulesett=ruleset)
 
 
-def test_the_key_advances_and_auto_reset_wrappers_are_refused(empty):
-    state = empty.reset(key=jax.random.key(0))
-    following = empty.step(state, jnp.int32(FORWARD))
-    assert not np.array_equal(jax.random.key_data(state.key), jax.random.key_data(following.key))
+def test_auto_reset_wrappers_and_other_objects_are_refused(empty):
     assert isinstance(empty, Env)
     env, params = xminigrid.make("MiniGrid-Empty-5x5")
     with pytest.raises(TypeError, match="GymAutoResetWrapper"):
