@@ -50,7 +50,7 @@ def test_without_the_suites_the_registry_lists_them_and_make_names_the_extra():
     result = python(
         hide_foreign_packages()
         + "import parallax_zoo\n"
-        + "from parallax_zoo.foreign_envs import MissingSuiteError\n"
+        + "from parallax_zoo.catalogue.foreign_envs import MissingSuiteError\n"
         + "print(len(parallax_zoo.list_envs()) > 100)\n"
         + "for env_id in ('pgx/go_9x9', 'jumanji/Snake-v1', 'xminigrid/MiniGrid-DoorKey-5x5'):\n"
         + "    try:\n"

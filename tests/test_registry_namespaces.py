@@ -6,7 +6,7 @@ import pytest
 
 import parallax_zoo
 from parallax_zoo.cli import main
-from parallax_zoo.registry import EnvNotFoundError, Registry, default_registry, namespace_of
+from parallax_zoo.catalogue.registry import EnvNotFoundError, Registry, default_registry, namespace_of
 
 SMALL_REGISTRY = """
 envs:
