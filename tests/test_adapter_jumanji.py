@@ -138,6 +138,14 @@ def test_spaces_keep_jumanjis_bounds_structure_and_emitted_dtypes(tsp):
     assert int(tsp.reset(key=jax.random.key(0)).observation.position) == -1
 
 
+@pytest.mark.parametrize("env_id", ["jumanji/Snake-v1", "jumanji/Tetris-v0"])
+def test_step_count_may_reach_the_time_limit(env_id):
+    # Jumanji declares DiscreteArray(time_limit), but the last step's observation holds time_limit itself.
+    env = parallax_zoo.make(env_id, time_limit=30)
+    step_count = env.observation_space.spaces.step_count
+    assert step_count == Box(0, 30, (), jnp.int32) and bool(step_count.contains(jnp.int32(30)))
+
+
 def test_the_key_advances_and_wrappers_are_refused(tsp):
     state = tsp.reset(key=jax.random.key(0))
     following = tsp.step(state, jnp.int32(0))

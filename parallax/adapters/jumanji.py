@@ -28,6 +28,8 @@ import jax.numpy as jnp
 import numpy as np
 from jumanji import specs
 from jumanji.env import Environment
+from jumanji.environments.packing.tetris.env import Tetris
+from jumanji.environments.routing.snake.env import Snake
 from jumanji.environments.routing.tsp.env import TSP
 from jumanji.types import StepType
 from jumanji.wrappers import Wrapper
@@ -144,12 +146,17 @@ def corrected_observation_spec(env: Environment) -> Any:
     """Jumanji's observation spec, with the entries that Jumanji 1.1.2 declares too narrowly widened.
 
     TSP's `position` is -1 before the first city is chosen (its reset
-    observation), below the `DiscreteArray(num_cities)` it declares.
+    observation), below the `DiscreteArray(num_cities)` it declares. Snake's
+    and Tetris's `step_count` reaches `time_limit` on the last step, above
+    the `DiscreteArray(time_limit)` they declare.
     """
     spec = env.observation_spec
     if isinstance(env, TSP):
         position = specs.BoundedArray((), jnp.int32, minimum=-1, maximum=env.num_cities - 1, name="position")
         return spec.replace(position=position)
+    if isinstance(env, (Snake, Tetris)):
+        step_count = specs.BoundedArray((), jnp.int32, minimum=0, maximum=env.time_limit, name="step_count")
+        return spec.replace(step_count=step_count)
     return spec
 
 
