@@ -13,6 +13,8 @@ ADAPTER_TESTS = (
     "tests/test_adapter_pgx.py",
     "tests/test_adapter_jumanji.py",
     "tests/test_adapter_xminigrid.py",
+    "tests/test_adapter_jaxmarl.py",
+    "tests/test_adapter_craftax.py",
 )
 
 
