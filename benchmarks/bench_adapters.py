@@ -26,6 +26,14 @@ the repetitions is reported; compile time is measured separately. The pairs:
   (impl "jax", 16 envs): raw `env.step` against `VmapWrapper(adapter)`;
   neither side resets, since brax and Playground envs do not reset
   themselves.
+- Pgx connect_four and go_9x9, Jumanji Snake-v1 and XLand-MiniGrid MiniGrid-DoorKey-5x5
+  (1, 128, 1024 envs): the suite's own loop, a vmapped step with a key per
+  env where the suite takes one, then a reset of the finished envs
+  (`jnp.where` over a fresh batch, with a key per env), against
+  `VmapWrapper(adapter)` stepped and selectively reset. Both sides pick the
+  same moves (Pgx: the first legal move from a position that differs across
+  envs and steps). For Pgx the adapter also computes the waiting player's
+  view, which the raw loop does not: that is the board convention's cost.
 
 Ratio = ours / raw throughput; at least 0.95 is the target. On a shared,
 loaded machine the timings swing by 10-20 %, so the table also gives XLA's
@@ -266,6 +274,143 @@ def playground_case(num_envs: int, num_steps: int) -> Case:
     return physics_case("playground PointMass (impl jax)", raw_env, adapter, num_envs, num_steps)
 
 
+def where_done(done: Any, fresh: Any, state: Any) -> Any:
+    """`fresh` where `done`, else `state`: the raw side's reset of the finished envs."""
+
+    def pick(new: Any, old: Any) -> Any:
+        return jnp.where(jnp.reshape(done, done.shape + (1,) * (new.ndim - done.ndim)), new, old)
+
+    return jax.tree_util.tree_map(pick, fresh, state)
+
+
+def selective_rollout(env: Any, action_of: Callable[[Any, Any], Any], outputs_of: Callable[[Any], Any], num_steps: int) -> Rollout:
+    """Ours: `VmapWrapper(adapter)` stepped, then the finished envs reset selectively; one key split per step."""
+
+    def step(carry: Any, t: Any) -> tuple[Any, Any]:
+        key, state = carry
+        key, reset_key = jax.random.split(key)
+        state = env.step(state, action_of(state, t))
+        outputs = outputs_of(state)
+        return (key, env.reset(key=reset_key, state=state, done=state.done)), outputs
+
+    return scan_rollout(step, num_steps)
+
+
+def rotating_legal_move(legal: Any, t: Any) -> Any:
+    """The first legal move at or after a position that differs across envs and steps (identical for both sides)."""
+    num_envs, num_moves = legal.shape
+    offset = (t + jnp.arange(num_envs)[:, None]) % num_moves
+    order = (jnp.arange(num_moves) + offset) % num_moves
+    first = jnp.argmax(jnp.take_along_axis(legal, order, axis=1), axis=1)
+    return jnp.take_along_axis(order, first[:, None], axis=1)[:, 0].astype(jnp.int32)
+
+
+def pgx_cases(num_envs: int, num_steps: int) -> list[Case]:
+    return [pgx_case(name, num_envs, num_steps) for name in ("connect_four", "go_9x9")]
+
+
+def pgx_case(name: str, num_envs: int, num_steps: int) -> Case:
+    import pgx
+
+    from parallax.adapters.pgx import PgxAdapter
+
+    game = pgx.make(name)
+    adapter = PgxAdapter(game)
+    players = jnp.arange(adapter.num_agents)
+
+    def raw_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        key, state = carry
+        key, step_key, reset_key = jax.random.split(key, 3)
+        move = rotating_legal_move(state.legal_action_mask, t)
+        state = jax.vmap(game.step)(state, move, jax.random.split(step_key, num_envs))
+        outputs = (state.rewards, state.observation)
+        fresh = jax.vmap(game.init)(jax.random.split(reset_key, num_envs))
+        return (key, where_done(state.terminated | state.truncated, fresh, state)), outputs
+
+    raw_state = jax.vmap(game.init)(jax.random.split(jax.random.key(0), num_envs))
+    env = VmapWrapper(adapter, num_envs=num_envs)
+
+    def action_of(state: Any, t: Any) -> Any:
+        game_state = state.env_state
+        move = rotating_legal_move(game_state.legal_action_mask, t)
+        return jnp.where(players == game_state.current_player[:, None], move[:, None], adapter.no_op)
+
+    ours = selective_rollout(env, action_of, lambda s: (s.agents.reward, s.agents.observation), num_steps)
+    return Case(
+        f"pgx {name} selective reset",
+        num_envs,
+        num_steps,
+        (scan_rollout(raw_step, num_steps), (jax.random.key(1), raw_state)),
+        (ours, (jax.random.key(1), env.reset(key=jax.random.key(0)))),
+    )
+
+
+def jumanji_cases(num_envs: int, num_steps: int) -> list[Case]:
+    import jumanji
+
+    from parallax.adapters.jumanji import JumanjiAdapter
+
+    raw_env = jumanji.make("Snake-v1")
+    adapter = JumanjiAdapter(raw_env)
+
+    def raw_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        key, (state, timestep) = carry
+        key, reset_key = jax.random.split(key)
+        state, timestep = jax.vmap(raw_env.step)(state, alternating_actions(t, num_envs) % 4)
+        outputs = (timestep.reward, timestep.observation)
+        fresh = jax.vmap(raw_env.reset)(jax.random.split(reset_key, num_envs))
+        return (key, where_done(timestep.last(), fresh, (state, timestep))), outputs
+
+    raw_start = jax.vmap(raw_env.reset)(jax.random.split(jax.random.key(0), num_envs))
+    env = VmapWrapper(adapter, num_envs=num_envs)
+    ours = selective_rollout(env, lambda s, t: alternating_actions(t, num_envs) % 4, lambda s: (s.reward, s.observation), num_steps)
+    return [
+        Case(
+            "jumanji Snake-v1 selective reset",
+            num_envs,
+            num_steps,
+            (scan_rollout(raw_step, num_steps), (jax.random.key(1), raw_start)),
+            (ours, (jax.random.key(1), env.reset(key=jax.random.key(0)))),
+        )
+    ]
+
+
+def xminigrid_cases(num_envs: int, num_steps: int) -> list[Case]:
+    import xminigrid
+
+    from parallax.adapters.xminigrid import XMiniGridAdapter
+
+    raw_env, params = xminigrid.make("MiniGrid-DoorKey-5x5")
+    adapter = XMiniGridAdapter(raw_env, params)
+
+    def actions(t: Any) -> Any:
+        return ((t + jnp.arange(num_envs)) % 3).astype(jnp.int32)
+
+    def raw_step(carry: Any, t: Any) -> tuple[Any, Any]:
+        key, timestep = carry
+        key, reset_key = jax.random.split(key)
+        timestep = jax.vmap(raw_env.step, in_axes=(None, 0, 0))(params, timestep, actions(t))
+        outputs = (timestep.reward, timestep.observation)
+        fresh = jax.vmap(raw_env.reset, in_axes=(None, 0))(params, jax.random.split(reset_key, num_envs))
+        return (key, where_done(timestep.last(), fresh, timestep)), outputs
+
+    raw_start = jax.vmap(raw_env.reset, in_axes=(None, 0))(params, jax.random.split(jax.random.key(0), num_envs))
+    env = VmapWrapper(adapter, num_envs=num_envs)
+    ours = selective_rollout(env, lambda s, t: actions(t), lambda s: (s.reward, s.observation), num_steps)
+    return [
+        Case(
+            "xminigrid MiniGrid-DoorKey-5x5 sel. reset",
+            num_envs,
+            num_steps,
+            (scan_rollout(raw_step, num_steps), (jax.random.key(1), raw_start)),
+            (ours, (jax.random.key(1), env.reset(key=jax.random.key(0)))),
+        )
+    ]
+
+
+SUITE_CASES = {"pgx": pgx_cases, "jumanji": jumanji_cases, "xminigrid": xminigrid_cases}
+
+
 def compile_seconds(rollout: Rollout, carry: Any) -> tuple[Any, float]:
     start = time.perf_counter()
     compiled = rollout.lower(carry).compile()  # type: ignore[attr-defined]
@@ -306,27 +451,32 @@ def measure(case: Case, repetitions: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions and steps")
-    parser.add_argument(
-        "--skip", nargs="*", default=[], choices=["gymnax", "brax", "mjx", "jaxmarl", "craftax"], help="families to leave out"
-    )
+    families = ["gymnax", "brax", "mjx", "jaxmarl", "craftax", *SUITE_CASES]
+    parser.add_argument("--skip", nargs="*", default=[], choices=families, help="families to leave out")
+    parser.add_argument("--only", nargs="*", default=None, choices=families, help="run only these families")
     args = parser.parse_args()
     repetitions, scale = (5, 0.25) if args.quick else (15, 1.0)
     warnings.filterwarnings("ignore")
 
+    chosen = set(families if args.only is None else args.only) - set(args.skip)
     builders: list[Callable[[], list[Case]]] = []
-    if "gymnax" not in args.skip:
+    if "gymnax" in chosen:
         for num_envs, num_steps in ((1, 20000), (128, 4000), (1024, 1000)):
             builders.append(lambda n=num_envs, s=num_steps: gymnax_cases(n, max(1, int(s * scale))))
-    if "jaxmarl" not in args.skip:
+    if "jaxmarl" in chosen:
         for num_envs, num_steps in ((1, 4000), (128, 1000), (1024, 200)):
             builders.append(lambda n=num_envs, s=num_steps: [jaxmarl_case(n, max(1, int(s * scale)))])
-    if "craftax" not in args.skip:
+    if "craftax" in chosen:
         for num_envs, num_steps in ((1, 400), (128, 100), (1024, 20)):
             builders.append(lambda n=num_envs, s=num_steps: [craftax_case(n, max(1, int(s * scale)))])
-    if "brax" not in args.skip:
+    if "brax" in chosen:
         builders.append(lambda: [brax_case(16, max(1, int(200 * scale)))])
-    if "mjx" not in args.skip:
+    if "mjx" in chosen:
         builders.append(lambda: [playground_case(16, max(1, int(100 * scale)))])
+    for family, cases in SUITE_CASES.items():
+        if family in chosen:
+            for num_envs, num_steps in ((1, 4000), (128, 1000), (1024, 250)):
+                builders.append(lambda c=cases, n=num_envs, s=num_steps: c(n, max(1, int(s * scale))))
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; {repetitions} interleaved repetitions, medians")
     header = f"{'case':40} {'envs':>5} {'steps':>6} {'raw steps/s':>13} {'ours steps/s':>13} {'ratio':>6} {'flops ours/raw':>14} {'compile raw/ours s':>19}"

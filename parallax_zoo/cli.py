@@ -28,7 +28,7 @@ from parallax_zoo.version import __version__
 
 
 def _list(args: argparse.Namespace) -> int:
-    print(parallax_zoo.registry_table())
+    print(parallax_zoo.registry_table(args.namespace))
     return 0
 
 
@@ -325,7 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"parallax-zoo {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    commands.add_parser("list", help="every registered env").set_defaults(run=_list)
+    listing = commands.add_parser("list", help="every registered env, grouped by namespace")
+    listing.add_argument("namespace", nargs="?", help="only this namespace's envs: native, gymnax, pgx, jumanji, ...")
+    listing.set_defaults(run=_list)
 
     info = commands.add_parser("info", help="one env's spec, spaces and baseline")
     info.add_argument("env_id")

@@ -5,8 +5,17 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FOREIGN = ("gymnax", "brax", "mujoco", "mujoco_playground")
-ADAPTER_TESTS = ("tests/test_adapter_gymnax.py", "tests/test_adapter_brax.py", "tests/test_adapter_mjx.py")
+FOREIGN = ("gymnax", "brax", "mujoco", "mujoco_playground", "pgx", "jumanji", "jaxmarl", "xminigrid", "craftax")
+ADAPTER_TESTS = (
+    "tests/test_adapter_gymnax.py",
+    "tests/test_adapter_brax.py",
+    "tests/test_adapter_mjx.py",
+    "tests/test_adapter_pgx.py",
+    "tests/test_adapter_jumanji.py",
+    "tests/test_adapter_xminigrid.py",
+    "tests/test_adapter_jaxmarl.py",
+    "tests/test_adapter_craftax.py",
+)
 
 
 def python(code: str) -> subprocess.CompletedProcess:
@@ -27,6 +36,45 @@ def test_importing_parallax_and_its_adapters_package_loads_no_foreign_package():
     assert result.stdout.strip() == "[]"
 
 
+def test_importing_the_zoo_and_listing_its_ids_loads_no_foreign_package():
+    result = python(
+        "import sys, parallax_zoo\n"
+        "ids = parallax_zoo.list_envs()\n"
+        "print(len(parallax_zoo.list_envs(namespace='pgx')), parallax_zoo.registry_table('xminigrid').count('xminigrid/'))\n"
+        f"print(sorted(name for name in {FOREIGN!r} if name in sys.modules))"
+    )
+    assert result.returncode == 0, result.stderr
+    counts, loaded = result.stdout.strip().splitlines()
+    assert counts == "20 44" and loaded == "[]"
+
+
+def test_without_the_suites_the_registry_lists_them_and_make_names_the_extra():
+    result = python(
+        hide_foreign_packages()
+        + "import parallax_zoo\n"
+        + "from parallax_zoo.catalogue.foreign_envs import MissingExtraError\n"
+        + "print(len(parallax_zoo.list_envs()) > 100)\n"
+        + "for env_id in ('pgx/go_9x9', 'jumanji/Snake-v1', 'xminigrid/MiniGrid-DoorKey-5x5'):\n"
+        + "    try:\n"
+        + "        parallax_zoo.make(env_id)\n"
+        + "    except MissingExtraError as error:\n"
+        + "        print(error)\n"
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == "True" and len(lines) == 4
+    for line, extra in zip(lines[1:], ("pgx", "jumanji", "xminigrid")):
+        assert f"pip install 'parallax-zoo[{extra}]'" in line
+
+
+def test_the_cli_reports_a_missing_suite_as_a_one_line_user_error():
+    result = python(hide_foreign_packages() + "from parallax_zoo.cli import main\nsys.exit(main(['info', 'pgx/go_9x9']))")
+    assert result.returncode == 2, result.stdout + result.stderr
+    message = result.stderr.strip()
+    assert len(message.splitlines()) == 1 and message.startswith("parallax-zoo info: pgx/go_9x9 needs 'pgx'")
+    assert "pip install 'parallax-zoo[pgx]'" in message
+
+
 def test_adapter_tests_skip_cleanly_without_their_packages():
     result = python(
         hide_foreign_packages()
@@ -35,7 +83,7 @@ def test_adapter_tests_skip_cleanly_without_their_packages():
     )
     # Module-level skips leave nothing collected (exit code 5); a collection error would be 2.
     assert result.returncode == 5, result.stdout + result.stderr
-    assert "3 skipped" in result.stdout and "error" not in result.stdout.lower(), result.stdout
+    assert f"{len(ADAPTER_TESTS)} skipped" in result.stdout and "error" not in result.stdout.lower(), result.stdout
 
 
 def test_a_missing_package_names_the_extra_to_install():

@@ -33,11 +33,13 @@ ADAPTER_MODULES = {"gymnax": ("gymnax", "parallax.adapters.gymnax"),
 HEAVY_ADAPTED = {"brax/ant", "mjx/CartpoleBalance"}
 """Adapted envs whose compile alone takes minutes on a CPU: checked with --run-slow."""
 
-SUITES_WITH_OWN_TESTS = {"jaxmarl", "craftax"}
+SUITES_WITH_OWN_TESTS = {"jaxmarl", "craftax", "pgx", "jumanji", "xminigrid"}
 """Suites whose ids `tests/test_adapter_<suite>.py` checks, cheap ones by default and the rest with --run-slow."""
 
 
 def _registered_id_params() -> list:
+    """Native ids and those of the gymnax, brax and mjx adapters; the field's suites (pgx, jumanji, xminigrid, ...)
+    are checked id by id in their own test files, cheap ids by default and the rest with --run-slow."""
     params = []
     for env_id in parallax_zoo.list_envs():
         if parallax_zoo.spec(env_id).adapter in SUITES_WITH_OWN_TESTS:
@@ -66,7 +68,7 @@ def test_list_envs_is_sorted_and_holds_the_native_and_adapted_envs() -> None:
     assert ids == sorted(ids)
     assert set(NATIVE_IDS) <= set(ids)
     assert {"gymnax/CartPole-v1", "gymnax/Acrobot-v1", "brax/ant", "mjx/CartpoleBalance"} <= set(ids)
-    assert parallax_zoo.list_envs(tag="zero-sum") == ["ConnectFour-v0", "Othello-v0", "TeamRace-v0", "TicTacToe-v0"]
+    assert parallax_zoo.list_envs(tag="zero-sum", namespace="native") == ["ConnectFour-v0", "Othello-v0", "TeamRace-v0", "TicTacToe-v0"]
 
 
 @pytest.mark.parametrize("env_id", _registered_id_params())
@@ -114,10 +116,11 @@ def test_spec_describes_the_env() -> None:
 
 
 def test_registry_table_lists_every_id_with_its_columns() -> None:
-    table = parallax_zoo.registry_table()
-    lines = table.splitlines()
-    assert lines[0].split()[:5] == ["id", "kind", "agents", "max_steps", "reference"]
-    assert len(lines) == 2 + len(parallax_zoo.list_envs())
+    sections = parallax_zoo.registry_table().split("\n\n")
+    for section in sections:
+        assert section.splitlines()[1].split()[:5] == ["id", "kind", "agents", "max_steps", "reference"]
+    lines = [line for section in sections for line in section.splitlines()[3:]]
+    assert len(lines) == len(parallax_zoo.list_envs())
     race_row = next(line for line in lines if line.startswith("Race-v0 "))
     reference = parallax_zoo.spec("Race-v0").reference_score
     assert race_row.split()[:5] == ["Race-v0", "native", "3", "50", "-" if reference is None else f"{reference:.3f}"]
@@ -262,7 +265,7 @@ def test_duplicate_ids_in_one_file_are_rejected() -> None:
         ("  - id: A-v0\n    entry_point: not a path\n", "'A-v0'", "entry_point", "package.module:ClassName"),
         ("  - id: gymnax/X-v0\n    adapter: gymnax\n", "'gymnax/X-v0'", "foreign_id", "foreign library's env name"),
         ("  - id: brax/X-v0\n    adapter: gymnax\n    foreign_id: X-v0\n", "'brax/X-v0'", "id", "under 'gymnax/'"),
-        ("  - id: jumanji/X-v0\n    adapter: jumanji\n    foreign_id: X\n", "'jumanji/X-v0'", "adapter", "must be one of"),
+        ("  - id: gym/X-v0\n    adapter: gym\n    foreign_id: X\n", "'gym/X-v0'", "adapter", "must be one of"),
         ("  - id: A-v0\n    entry_point: m:C\n    num_agents: 2\n", "'A-v0'", "num_agents", "multi_agent: true"),
         ("  - id: A-v0\n    entry_point: m:C\n    multi_agent: yes please\n", "'A-v0'", "multi_agent", "true or false"),
         ("  - id: A-v0\n    entry_point: m:C\n    tags: [1, 2]\n", "'A-v0'", "tags", "list of strings"),

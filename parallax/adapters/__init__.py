@@ -1,7 +1,8 @@
 """Adapters from foreign JAX environment APIs to the parallax protocol.
 
-Each adapter imports its package (gymnax, brax, mujoco_playground, jaxmarl, craftax) only when
-it is first used, so `import parallax.adapters` stays light.
+Each adapter imports its package (gymnax, brax, mujoco_playground, pgx,
+jumanji, jaxmarl, xminigrid, craftax) only when it is first used, so
+`import parallax.adapters` stays light.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ if TYPE_CHECKING:
     from parallax.adapters.craftax import CraftaxAdapter
     from parallax.adapters.gymnax import GymnaxAdapter
     from parallax.adapters.jaxmarl import JaxMARLAdapter
+    from parallax.adapters.jumanji import JumanjiAdapter
     from parallax.adapters.mjx import MJXAdapter
+    from parallax.adapters.pgx import PgxAdapter, PgxSinglePlayerAdapter
+    from parallax.adapters.xminigrid import XMiniGridAdapter
 
 _ADAPTERS = {
     "GymnaxAdapter": "parallax.adapters.gymnax",
@@ -22,9 +26,23 @@ _ADAPTERS = {
     "MJXAdapter": "parallax.adapters.mjx",
     "JaxMARLAdapter": "parallax.adapters.jaxmarl",
     "CraftaxAdapter": "parallax.adapters.craftax",
+    "PgxAdapter": "parallax.adapters.pgx",
+    "PgxSinglePlayerAdapter": "parallax.adapters.pgx",
+    "JumanjiAdapter": "parallax.adapters.jumanji",
+    "XMiniGridAdapter": "parallax.adapters.xminigrid",
 }
 
-_EXTRAS = {"GymnaxAdapter": "gymnax", "BraxAdapter": "brax", "MJXAdapter": "mjx", "JaxMARLAdapter": "jaxmarl", "CraftaxAdapter": "craftax"}
+_EXTRAS = {
+    "GymnaxAdapter": "gymnax",
+    "BraxAdapter": "brax",
+    "MJXAdapter": "mjx",
+    "JaxMARLAdapter": "jaxmarl",
+    "CraftaxAdapter": "craftax",
+    "PgxAdapter": "pgx",
+    "PgxSinglePlayerAdapter": "pgx",
+    "JumanjiAdapter": "jumanji",
+    "XMiniGridAdapter": "xminigrid",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -41,4 +59,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'parallax.adapters' has no attribute {name!r}")
 
 
-__all__ = ["BraxAdapter", "CraftaxAdapter", "GymnaxAdapter", "JaxMARLAdapter", "MJXAdapter"]
+__all__ = [
+    "BraxAdapter",
+    "CraftaxAdapter",
+    "GymnaxAdapter",
+    "JaxMARLAdapter",
+    "JumanjiAdapter",
+    "MJXAdapter",
+    "PgxAdapter",
+    "PgxSinglePlayerAdapter",
+    "XMiniGridAdapter",
+]

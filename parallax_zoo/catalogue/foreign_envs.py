@@ -1,8 +1,12 @@
-"""Builds adapted envs for the registry: a foreign env (gymnax, brax, MuJoCo Playground) inside its parallax adapter.
+"""Builds adapted envs for the registry: a foreign env (gymnax, Brax, Playground, Pgx, Jumanji, XLand-MiniGrid, JaxMARL, Craftax) in its adapter.
 
-Each builder imports its foreign package and adapter only when called. The
-adapters set truncation themselves from the foreign episode length, which
-the registry's `max_steps` configures here, so `make` adds no `TimeLimit`.
+Each builder imports its foreign package and adapter only when called, so
+listing the registry needs none of them. The adapters set truncation
+themselves from the foreign episode length, which the registry's
+`max_steps` configures here, so `make` adds no `TimeLimit`; only a suite
+without episode lengths of its own (Pgx, and Jumanji envs without a time
+limit) gets a `TimeLimit` where `max_steps` is given. A suite is one builder
+and one line in each of `ADAPTER_EXTRAS` and `BUILDERS`.
 Before Brax or Playground is imported, `MUJOCO_GL` is pointed at a headless
 OpenGL backend where there is no display, so their renderers can start.
 """
@@ -16,10 +20,20 @@ from types import ModuleType
 from typing import Any
 
 from parallax.adapters.frames import mujoco_renderer_problem
+from parallax.wrappers import TimeLimit
 from parallax_zoo.catalogue.signatures import InvalidKwargError, accepted_kwargs, check_kwargs
 from parallax_zoo.errors import UserError
 
-ADAPTER_EXTRAS = {"gymnax": "gymnax", "brax": "brax", "mjx": "mjx", "jaxmarl": "jaxmarl", "craftax": "craftax"}
+ADAPTER_EXTRAS = {
+    "brax": "brax",
+    "craftax": "craftax",
+    "gymnax": "gymnax",
+    "jaxmarl": "jaxmarl",
+    "jumanji": "jumanji",
+    "mjx": "mjx",
+    "pgx": "pgx",
+    "xminigrid": "xminigrid",
+}
 """The pip extra of parallax-zoo that installs each adapter's foreign package."""
 
 
@@ -133,11 +147,62 @@ def build_craftax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
     return adapter.CraftaxAdapter(env, params.replace(**{k: v for k, v in kwargs.items() if k not in static_names}))
 
 
+def build_pgx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`PgxAdapter(pgx.make(foreign_id))`, or `PgxSinglePlayerAdapter` for a single-player game.
+
+    kwargs are the game class's constructor arguments (Go's `size` and
+    `komi`, MinAtar's `sticky_action_prob`, ...); Pgx's games end by their
+    own rules, so `max_steps`, where given, adds a `TimeLimit`.
+    """
+    pgx = import_optional("pgx", "pgx", env_id)
+    game = pgx.make(foreign_id)
+    if kwargs:
+        check_kwargs(env_id, kwargs, type(game))
+        game = type(game)(**kwargs)
+    adapter = import_optional("parallax.adapters.pgx", "pgx", env_id)
+    env = adapter.PgxAdapter(game) if game.num_players > 1 else adapter.PgxSinglePlayerAdapter(game)
+    return env if max_steps is None else TimeLimit(env, max_steps)
+
+
+def build_jumanji(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`JumanjiAdapter(jumanji.make(foreign_id, **kwargs))`; `max_steps` sets the env's `time_limit`.
+
+    An env without a time limit of its own (TSP, Knapsack, ...) ends by its
+    rules; `max_steps`, where given for one, adds a `TimeLimit`.
+    """
+    jumanji = import_optional("jumanji", "jumanji", env_id)
+    env = jumanji.make(foreign_id)
+    settings = dict(kwargs)
+    has_time_limit = "time_limit" in (accepted_kwargs(type(env)) or ())
+    if max_steps is not None and has_time_limit and getattr(env, "time_limit", None) != max_steps:
+        settings.setdefault("time_limit", max_steps)
+    if settings:
+        check_kwargs(env_id, settings, type(env))
+        env = jumanji.make(foreign_id, **settings)
+    adapter = import_optional("parallax.adapters.jumanji", "jumanji", env_id)
+    wrapped = adapter.JumanjiAdapter(env)
+    return wrapped if max_steps is None or has_time_limit else TimeLimit(wrapped, max_steps)
+
+
+def build_xminigrid(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
+    """`XMiniGridAdapter(*xminigrid.make(foreign_id))`; `max_steps` and kwargs (`ruleset`, `view_size`, ...) replace params."""
+    xminigrid = import_optional("xminigrid", "xminigrid", env_id)
+    env, params = xminigrid.make(foreign_id)
+    check_kwargs(env_id, kwargs, [field.name for field in dataclasses.fields(params)])
+    adapter = import_optional("parallax.adapters.xminigrid", "xminigrid", env_id)
+    if max_steps is not None:
+        params = params.replace(max_steps=max_steps)
+    return adapter.XMiniGridAdapter(env, params.replace(**kwargs))
+
+
 BUILDERS: dict[str, Callable[[str, str, Mapping[str, Any], int | None], Any]] = {
-    "gymnax": build_gymnax,
     "brax": build_brax,
-    "mjx": build_mjx,
-    "jaxmarl": build_jaxmarl,
     "craftax": build_craftax,
+    "gymnax": build_gymnax,
+    "jaxmarl": build_jaxmarl,
+    "jumanji": build_jumanji,
+    "mjx": build_mjx,
+    "pgx": build_pgx,
+    "xminigrid": build_xminigrid,
 }
 """Adapter name in registry.yaml -> the function that builds such an env."""

@@ -3,7 +3,9 @@
 `registry.yaml` ships inside the package (`parallax_zoo/catalogue/registry.yaml`,
 linked from the repository root) so an installed wheel finds it. Ids are `Name-vN`; adapted envs live under their
 adapter's namespace and keep the foreign library's name, with its version
-where it has one: `gymnax/CartPole-v1`, `brax/ant`, `mjx/CartpoleBalance`.
+where it has one: `gymnax/CartPole-v1`, `brax/ant`, `mjx/CartpoleBalance`,
+`pgx/go_9x9`, `jumanji/Snake-v1`, `xminigrid/MiniGrid-DoorKey-5x5`.
+Ids without a namespace (the zoo's own envs) are in the namespace `native`.
 """
 
 from __future__ import annotations
@@ -31,8 +33,11 @@ from parallax_zoo.errors import UserError
 NATIVE_ID = re.compile(r"^(?:(?P<namespace>[a-z][a-z0-9_]*)/)?(?P<name>[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)-v(?P<version>\d+)$")
 """`Name-vN`, optionally under a lower-case namespace: `GridWorld-Masked-v0`, `myorg/Maze-v2`."""
 
-ADAPTED_ID = re.compile(r"^(?P<namespace>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*?)(?:-v(?P<version>\d+))?$")
-"""`adapter/ForeignName`, with `-vN` where the foreign library versions its ids."""
+ADAPTED_ID = re.compile(r"^(?P<namespace>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*?)(?:-v(?P<version>\d+))?$")
+"""`adapter/ForeignName`, with `-vN` where the foreign library versions its ids (Pgx's `2048` starts with a digit)."""
+
+NATIVE_NAMESPACE = "native"
+"""The namespace of ids written without one: the zoo's own envs, `Race-v0` and the like."""
 
 ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -286,22 +291,53 @@ class Registry:
             pass
         return env
 
-    def list_envs(self, tag: str | None = None) -> list[str]:
-        """Every registered id, sorted; only those carrying `tag` if given."""
-        return sorted(i for i, s in self._specs.items() if tag is None or tag in s.tags)
+    def list_envs(self, tag: str | None = None, namespace: str | None = None) -> list[str]:
+        """Every registered id, sorted; only those carrying `tag`, and only those in `namespace`, if given."""
+        if namespace is not None:
+            self._require_namespace(namespace)
+        return sorted(
+            i
+            for i, s in self._specs.items()
+            if (tag is None or tag in s.tags) and (namespace is None or namespace_of(i) == namespace)
+        )
 
-    def table(self) -> str:
-        """A plain-text table of the registry: id, kind, agents, max_steps, reference score, tags."""
+    def namespaces(self) -> list[str]:
+        """The namespaces of the registered ids, sorted, `native` first."""
+        found = {namespace_of(env_id) for env_id in self._specs}
+        return sorted(found, key=lambda name: (name != NATIVE_NAMESPACE, name))
+
+    def table(self, namespace: str | None = None) -> str:
+        """A plain-text table of the registry, one section per namespace: id, kind, agents, max_steps, reference score, tags."""
         header = ("id", "kind", "agents", "max_steps", "reference", "tags")
-        rows: list[tuple[str, ...]] = [header]
-        for env_id in self.list_envs():
-            s = self._specs[env_id]
-            score = "-" if s.reference_score is None else f"{s.reference_score:.3f}"
-            rows.append((env_id, s.kind, str(s.num_agents), str(s.max_steps or "-"), score, ", ".join(s.tags)))
-        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+        chosen = self.namespaces() if namespace is None else [namespace]
+        sections: list[tuple[str, list[tuple[str, ...]]]] = []
+        for name in chosen:
+            rows = []
+            for env_id in self.list_envs(namespace=name):
+                s = self._specs[env_id]
+                score = "-" if s.reference_score is None else f"{s.reference_score:.3f}"
+                rows.append((env_id, s.kind, str(s.num_agents), str(s.max_steps or "-"), score, ", ".join(s.tags)))
+            sections.append((name, rows))
+        everything = [header] + [row for _, rows in sections for row in rows]
+        widths = [max(len(row[i]) for row in everything) for i in range(len(header))]
+
+        def line(row: tuple[str, ...]) -> str:
+            return "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+
+        blocks = []
+        for name, rows in sections:
+            title = f"{name} ({len(rows)} env{'s' if len(rows) != 1 else ''})"
+            blocks.append("\n".join([title, line(header), "  ".join("-" * w for w in widths), *map(line, rows)]))
+        return "\n\n".join(blocks)
+
+    def _require_namespace(self, namespace: str) -> None:
+        if namespace not in self.namespaces():
+            close = difflib.get_close_matches(namespace, self.namespaces(), n=3)
+            suggestion = f" Did you mean: {', '.join(map(repr, close))}?" if close else ""
+            raise EnvNotFoundError(
+                f"No environment is registered under the namespace {namespace!r}.{suggestion} "
+                f"Namespaces: {', '.join(self.namespaces())}."
+            )
 
     def copy(self) -> Registry:
         """An independent registry holding the same specs."""
@@ -317,6 +353,12 @@ class Registry:
 def packaged_registry() -> Registry:
     """A fresh registry read from the registry.yaml shipped in the package (ignores `register` calls made since)."""
     return Registry.from_yaml(PACKAGED_REGISTRY.read_text(encoding="utf-8"), source=str(PACKAGED_REGISTRY))
+
+
+def namespace_of(env_id: str) -> str:
+    """The part of `env_id` before its `/`: `pgx` for `pgx/go_9x9`; `native` for an id without one."""
+    namespace, slash, _ = env_id.partition("/")
+    return namespace if slash else NATIVE_NAMESPACE
 
 
 def _is_int(value: Any) -> bool:
@@ -422,14 +464,14 @@ def make(env_id: str, /, *, max_steps: int | None = None, validate: bool = False
     return default_registry().make(env_id, max_steps=max_steps, validate=validate, **overrides)
 
 
-def list_envs(tag: str | None = None) -> list[str]:
-    """Every registered id, sorted; only those carrying `tag` if given."""
-    return default_registry().list_envs(tag)
+def list_envs(tag: str | None = None, namespace: str | None = None) -> list[str]:
+    """Every registered id, sorted; only those carrying `tag`, and only those in `namespace` (`pgx`, `native`, ...), if given."""
+    return default_registry().list_envs(tag, namespace)
 
 
-def registry_table() -> str:
-    """The registry as a readable plain-text table."""
-    return default_registry().table()
+def registry_table(namespace: str | None = None) -> str:
+    """The registry as a readable plain-text table, one section per namespace (or only `namespace`'s)."""
+    return default_registry().table(namespace)
 
 
 __all__ = [
@@ -447,6 +489,7 @@ __all__ = [
     "list_envs",
     "make",
     "packaged_registry",
+    "namespace_of",
     "register",
     "registry_table",
     "scripted_opponent",

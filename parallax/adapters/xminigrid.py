@@ -1,0 +1,155 @@
+"""`XMiniGridAdapter`: an XLand-MiniGrid environment and its params as a parallax `Env`.
+
+XLand-MiniGrid's `step` never resets (its `GymAutoResetWrapper` and
+`DmEnvAutoResetWrapper` do, and are refused here), so the state returned at
+an episode's end holds the true terminal observation. The episode ends on a
+`TimeStep` of step type LAST: a termination when its discount is 0 (the goal
+is reached), a truncation when it is 1 (`params.max_steps` ran out).
+
+Observations are the agent's `uint8` view of `(view_size, view_size, 2)`:
+a tile id, then a colour id, per cell. The observation wrappers
+(`DirectionObservationWrapper`, `RulesAndGoalsObservationWrapper`) turn it
+into a dict, which becomes a `PyTreeSpace`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, PRNGKeyArray
+from xminigrid.core.constants import NUM_COLORS, NUM_TILES
+from xminigrid.environment import Environment
+from xminigrid.types import StepType
+from xminigrid.wrappers import DmEnvAutoResetWrapper, GymAutoResetWrapper, Wrapper
+
+from parallax.core import State, require_key
+from parallax.spaces import Box, Discrete, PyTreeSpace, Space, check_action
+
+AUTO_RESET_WRAPPERS = (GymAutoResetWrapper, DmEnvAutoResetWrapper)
+
+
+class XMiniGridAdapter:
+    """Wraps an XLand-MiniGrid environment with its params; `params=None` means `env.default_params()`.
+
+    The params are static configuration, closed over by `reset` and `step`
+    (an XLand ruleset included: `xminigrid.make(name, ruleset=...)`).
+    `env_state` is XLand-MiniGrid's `TimeStep`, which its `step` takes;
+    `info` holds its `discount`. `reset` and `step` are jitted; the key is
+    split on every step. XLand-MiniGrid's steps are deterministic.
+    """
+
+    def __init__(self, env: Environment, params: Any = None):
+        if not isinstance(env, Environment):
+            raise TypeError(
+                f"XMiniGridAdapter expects an xminigrid Environment, got {type(env).__name__}. "
+                "Create one with `env, params = xminigrid.make(name)`."
+            )
+        _refuse_auto_reset(env)
+        self.env = env
+        self.params = env.default_params() if params is None else params
+        if self.params.max_steps is None:
+            raise ValueError(
+                "XMiniGridAdapter needs params.max_steps, the episode length XLand-MiniGrid truncates at; "
+                "params from env.default_params() or xminigrid.make have it."
+            )
+        first = jax.eval_shape(lambda key: env.reset(self.params, key), jax.random.key(0))
+        self._action_space = Discrete(int(env.num_actions(self.params)))
+        self._observation_space = _observation_space(first.observation)
+        self._reset = jax.jit(self._reset_unchecked)
+        self._step = jax.jit(self._step_unchecked)
+
+    @property
+    def action_space(self) -> Space:
+        return self._action_space
+
+    @property
+    def observation_space(self) -> Space:
+        return self._observation_space
+
+    @property
+    def episode_length(self) -> int:
+        """XLand-MiniGrid's `params.max_steps`: the step on which `truncation` becomes true."""
+        return int(self.params.max_steps)
+
+    def reset(self, *, key: PRNGKeyArray) -> State:
+        require_key(key, "XMiniGridAdapter.reset")
+        return self._reset(key)
+
+    def step(self, state: State, action: Array) -> State:
+        check_action(self.action_space, action, where="XMiniGridAdapter.step")
+        return self._step(state, action)
+
+    def _reset_unchecked(self, key: PRNGKeyArray) -> State:
+        state_key, env_key = jax.random.split(key)
+        timestep = self.env.reset(self.params, env_key)
+        return State(
+            env_state=timestep,
+            observation=timestep.observation,
+            reward=jnp.zeros((), jnp.float32),
+            termination=jnp.zeros((), jnp.bool_),
+            truncation=jnp.zeros((), jnp.bool_),
+            info={"discount": jnp.ones((), jnp.float32)},
+            step_count=jnp.zeros((), jnp.int32),
+            key=state_key,
+        )
+
+    def _step_unchecked(self, state: State, action: Array) -> State:
+        timestep = self.env.step(self.params, state.env_state, action)
+        last = timestep.step_type == StepType.LAST
+        discount = jnp.asarray(timestep.discount, jnp.float32)
+        return State(
+            env_state=timestep,
+            observation=timestep.observation,
+            reward=jnp.asarray(timestep.reward, jnp.float32),
+            termination=last & (discount == 0),
+            truncation=last & (discount != 0),
+            info={"discount": discount},
+            step_count=state.step_count + 1,
+            key=jax.random.split(state.key)[0],
+        )
+
+    def __repr__(self) -> str:
+        return f"XMiniGridAdapter({type(self.env).__name__}, {self.params.height}x{self.params.width})"
+
+
+def _refuse_auto_reset(env: Environment) -> None:
+    layer: Any = env
+    while isinstance(layer, Wrapper):
+        if isinstance(layer, AUTO_RESET_WRAPPERS):
+            raise TypeError(
+                f"XMiniGridAdapter: {type(layer).__name__} resets finished episodes inside step, which would hide "
+                "terminal observations. Adapt the environment without it; use parallax's AutoResetWrapper "
+                "or VmapWrapper's selective reset instead."
+            )
+        layer = layer._env
+
+
+def grid_view_space(shape: tuple[int, ...], dtype: Any) -> Box:
+    """The space of an agent's view: per cell a tile id below `NUM_TILES`, then a colour id below `NUM_COLORS`."""
+    high = np.broadcast_to(np.array([NUM_TILES - 1, NUM_COLORS - 1]), shape)
+    return Box(np.zeros(shape), high, shape, dtype)
+
+
+def _observation_space(observation: Any) -> Space:
+    """The grid view's space, or a `PyTreeSpace` over the dict an observation wrapper makes of it."""
+    if not isinstance(observation, dict):
+        return grid_view_space(tuple(observation.shape), observation.dtype)
+    spaces: dict[str, Space] = {}
+    for name, leaf in observation.items():
+        shape, dtype = tuple(leaf.shape), jnp.dtype(leaf.dtype)
+        if name == "img":
+            spaces[name] = grid_view_space(shape, dtype)
+        elif name == "direction":
+            spaces[name] = Box(0.0, 1.0, shape, dtype)  # a one-hot of the four directions
+        elif jnp.issubdtype(dtype, jnp.integer):
+            limits = jnp.iinfo(dtype)
+            spaces[name] = Box(limits.min, limits.max, shape, dtype)
+        else:
+            spaces[name] = Box(-jnp.inf, jnp.inf, shape, dtype)
+    return PyTreeSpace(spaces)
+
+
+__all__ = ["XMiniGridAdapter", "grid_view_space"]
