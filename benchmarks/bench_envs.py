@@ -1,7 +1,7 @@
-"""Env steps per second of every registered native env, with random legal actions, beside seed 000's examples.
+"""Env steps per second of every registered native env, with random legal actions, beside the protocol documentation's examples.
 
 Each env runs as `VmapWrapper(AutoResetWrapper(make(id)), num_envs)` inside
-one jitted `lax.scan` at 1, 128 and 1024 envs. Where seed 000 has an example
+one jitted `lax.scan` at 1, 128 and 1024 envs. Where the protocol documentation has an example
 of the same env (tests/example_envs.py: GridWorld, MaskedGridWorld, Race),
 that example runs under the same wrappers as the peer, and the table prints
 ours / peer. Configurations are interleaved, each timing is the median of
@@ -37,7 +37,7 @@ SEED_EXAMPLES: dict[str, Callable[[], Any]] = {
     "GridWorld-Masked-v0": example_envs.MaskedGridWorld,
     "Race-v0": example_envs.Race,
 }
-"""The seed 000 example each native env grew from: the peer it is timed against."""
+"""The protocol documentation's example each native env grew from: the peer it is timed against."""
 
 NUM_ENVS = (1, 128, 1024)
 

@@ -1,4 +1,4 @@
-"""Parallax: a minimal, pure-functional protocol for JAX RL environments (seed 000).
+"""Parallax: a minimal, pure-functional protocol for JAX RL environments (docs/protocol.md).
 
 Importing it loads jax and nothing heavier; adapters import their foreign
 package only when used.

@@ -2,9 +2,9 @@
 
 It runs the env eagerly, under `jit`, `vmap` and `lax.scan`, and raises a
 `ProtocolError` naming the rule broken, the field and the step. The rules
-checked are DESIGN.md section 4's: a stable treedef and dtypes, spaces that
+checked are the protocol page's (docs/protocol.md): a stable treedef and dtypes, spaces that
 contain what the env emits, `step_count` incrementing, determinism for equal
-keys, and for multi-agent envs seed 000's rules 1-6; and that actions outside
+keys, and for multi-agent envs the six multi-agent rules (docs/protocol.md); and that actions outside
 the action space leave the state finite (README, "Out-of-range actions").
 Compiled runs go through `checkify`, so envs that check their own inputs
 (`ValidateActions`) are checked too.

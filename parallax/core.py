@@ -1,4 +1,4 @@
-"""The protocol's data types and interfaces (seed 000).
+"""The protocol's data types and interfaces (docs/protocol.md).
 
 `State` and `MARLState` are the pytrees that every `reset` and `step` returns;
 `Env`, `VectorEnv`, `MARLEnv` and `MARLVectorEnv` are structural protocols:
@@ -58,7 +58,7 @@ class MARLState:
     """A multi-agent step: episode-level flags plus per-agent `Agents` slots.
 
     `termination` and `truncation` are episode-level scalars; an agent's own
-    lifecycle lives in `agents.active` (seed 000, rules 1-6).
+    lifecycle lives in `agents.active` (the six rules, docs/protocol.md).
     """
 
     env_state: Any

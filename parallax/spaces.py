@@ -324,7 +324,7 @@ def _is_space(x: Any) -> bool:
 def stack_space(space: Space, num: int) -> Space:
     """The space of `num` stacked values of `space`: a new leading axis of size `num`.
 
-    This is how multi-agent envs describe their per-agent slots (seed 000).
+    This is how multi-agent envs describe their per-agent slots (docs/protocol.md).
     """
     if int(num) < 1:
         raise ValueError(f"stack_space needs num >= 1, got {num}")

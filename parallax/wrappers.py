@@ -195,7 +195,7 @@ class AutoResetWrapper(Wrapper[EitherStateT]):
     needed.
 
     The key advances on every step and through every reset: the reset key is
-    folded from the key the step used (seed 003, rule 3: never reuse the
+    folded from the key the step used (docs/adding-an-environment.md: never reuse the
     step's key for the next episode), and an episode that goes on carries
     that key, whose reset was discarded, into its next step.
     """

@@ -1,4 +1,4 @@
-"""Small envs from seed 000, used to test the protocol itself.
+"""Small envs from the protocol's examples (docs/protocol.md), used to test the protocol itself.
 
 `GridWorld`, `MaskedGridWorld` and `Race` follow the seed's examples; the
 `Broken*` variants each break exactly one rule so that `check_env` must catch it.
@@ -23,7 +23,7 @@ class GridState(NamedTuple):
 
 
 class GridWorld:
-    """Seed 000's single-agent example: walk a 5x5 grid to a random goal."""
+    """The protocol's single-agent example: walk a 5x5 grid to a random goal."""
 
     action_space: Space = spaces.Discrete(4)
     observation_space: Space = spaces.Box(0.0, 4.0, (4,))
@@ -71,7 +71,7 @@ def _grid_mask(grid: GridState) -> Array:
 
 
 class MaskedGridWorld(GridWorld):
-    """Seed 000's custom-field example: moves off the grid are masked."""
+    """The protocol's custom-field example: moves off the grid are masked."""
 
     def reset(self, *, key: PRNGKeyArray) -> MaskedState:
         state = super().reset(key=key)
@@ -84,7 +84,7 @@ class MaskedGridWorld(GridWorld):
 
 
 class Race:
-    """Seed 000's multi-agent example: three agents race to 10 and go inactive on arrival."""
+    """The protocol's multi-agent example: three agents race to 10 and go inactive on arrival."""
 
     num_agents = 3
     action_space: Space = stack_space(spaces.Discrete(2), num_agents)

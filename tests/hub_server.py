@@ -1,4 +1,4 @@
-"""A small Hugging Face Hub-compatible HTTP server on 127.0.0.1 for tests (DESIGN.md section 7).
+"""A small Hugging Face Hub-compatible HTTP server on 127.0.0.1 for tests (docs/evaluation.md).
 
 It stores model repos with real commits in a folder and answers the requests that
 huggingface_hub 2.4's `hf_hub_download`, `HfApi.create_repo`, `HfApi.upload_folder`

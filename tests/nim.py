@@ -1,7 +1,7 @@
 """A tiny two-player zero-sum game for the self-play tests: take-away Nim.
 
 A pile of 4-9 stones; players alternate taking 1 or 2; whoever takes the
-last stone wins (+1, the other -1). Turn-based as DESIGN.md section 5 asks:
+last stone wins (+1, the other -1). Turn-based as docs/protocol.md asks:
 both players stay active, whose turn it is lives in `action_mask`, and the
 waiting player's only legal action is the no-op (the last action). An
 illegal move by the player to move loses the game. Perfect play leaves a

@@ -1,4 +1,4 @@
-"""Advantage estimation (seed 004) against values worked out by hand.
+"""Advantage estimation (docs/baselines.md) against values worked out by hand.
 
 Every hand case uses gamma = lambda = 0.5, so gamma * lambda = 0.25, and the
 same base trajectory: values V = [1, 2, 3], rewards r = [1, 1, 1], last_value 4.
@@ -124,7 +124,7 @@ def test_vtrace_with_unit_ratios_equals_gae_by_hand():
 
 
 def _reference(value, reward, term, trunc, boot, last, active, ratio, gamma, lam, rho_clip, c_clip):
-    """Seed 004's recurrence as a plain Python loop."""
+    """The advantage recurrence (docs/baselines.md) as a plain Python loop."""
     steps = len(value)
     advantages = np.zeros(steps)
     following = 0.0

@@ -1,4 +1,4 @@
-"""The state pytrees and protocols of `parallax.core` (seed 000)."""
+"""The state pytrees and protocols of `parallax.core` (docs/protocol.md)."""
 
 from __future__ import annotations
 

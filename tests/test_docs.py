@@ -61,3 +61,25 @@ def test_api_reference_renders_the_docstrings(site: Path) -> None:
 
     first_line = (check_env.__doc__ or "").strip().splitlines()[0]
     assert first_line.split("`")[0].strip() in _text(site / "api" / "parallax" / "index.html")
+
+
+SOURCE_FOLDERS = ("parallax", "parallax_zoo", "benchmarks")
+DOCS_CITATION = re.compile(r"docs/[\w./-]+\.md")
+
+
+def _sources() -> list[Path]:
+    return [path for folder in SOURCE_FOLDERS for path in sorted((ROOT / folder).rglob("*.py"))]
+
+
+def test_code_cites_the_project_docs_and_every_cited_page_exists() -> None:
+    outside = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in _sources()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"DESIGN\.md|\bseed 00\d", line, flags=re.IGNORECASE)
+    ]
+    assert not outside, f"these lines cite documents outside the repository: {outside}"
+    cited = {match for path in _sources() for match in DOCS_CITATION.findall(path.read_text(encoding="utf-8"))}
+    assert cited, "no docstring cites a docs page"
+    missing = sorted(page for page in cited if not (ROOT / page).is_file())
+    assert not missing, f"docstrings cite pages that do not exist: {missing}"

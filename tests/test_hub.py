@@ -1,4 +1,4 @@
-"""Baselines to and from the Hub (DESIGN.md section 7), driven through the real huggingface_hub client.
+"""Baselines to and from the Hub (docs/evaluation.md), driven through the real huggingface_hub client.
 
 Every download and push goes over HTTP to `tests/hub_server.py` on 127.0.0.1. `parallax_zoo.scoring.hub`
 reads HF_ENDPOINT, HF_HUB_OFFLINE and HF_HOME when called, so the tests set them with

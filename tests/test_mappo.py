@@ -1,4 +1,4 @@
-"""MAPPO on seed 000's Race and self-play on take-away Nim; inactive slots never reach the loss."""
+"""MAPPO on the protocol's Race and self-play on take-away Nim; inactive slots never reach the loss."""
 
 import dataclasses
 import functools

@@ -1,4 +1,4 @@
-"""Seed 000's six multi-agent rules, checked directly on the Race example."""
+"""The protocol's six multi-agent rules, checked directly on the Race example."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PPO trains seed 000's GridWorld: it learns, is bit-reproducible, and vmaps over seeds."""
+"""PPO trains the protocol's GridWorld: it learns, is bit-reproducible, and vmaps over seeds."""
 
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,4 @@
-"""Race-v0, TeamRace-v0 and RespawnRace-v0: rewards, team play, respawn timing and seed 000's rules 1-5."""
+"""Race-v0, TeamRace-v0 and RespawnRace-v0: rewards, team play, respawn timing and protocol rules 1-5."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _rollout(env, policy, num_steps: int, key: jax.Array = jax.random.key(0)) ->
 
 
 def _assert_reward_pairs_with_previous_active(states: list[MARLState]) -> None:
-    """Seed 000 rules 2, 3 and 5: rewards only in slots active in the previous state, zero observations when inactive."""
+    """Protocol rules 2, 3 and 5: rewards only in slots active in the previous state, zero observations when inactive."""
     for before, after in zip(states, states[1:]):
         assert not np.any(np.asarray(after.agents.reward)[~np.asarray(before.agents.active)])
         assert not np.any(np.asarray(after.agents.observation)[~np.asarray(after.agents.active)])

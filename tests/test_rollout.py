@@ -1,4 +1,4 @@
-"""The rollout keeps seed 000's pairings: rewards with the previous active mask, per-slot
+"""The rollout keeps the protocol's pairings: rewards with the previous active mask, per-slot
 termination when an agent goes inactive, truncation bootstrapping from the pre-reset observation."""
 
 from dataclasses import dataclass

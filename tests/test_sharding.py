@@ -1,4 +1,4 @@
-"""The env batch split across a 4-device mesh (DESIGN.md section 8): same results, and really split.
+"""The env batch split across a 4-device mesh (docs/scaling.md): same results, and really split.
 
 XLA's device count is fixed when jax starts, so the checks run in one fresh
 interpreter with `--xla_force_host_platform_device_count=4`. What holds

@@ -3,7 +3,7 @@
 Accepts a bare env or one inside brax's training wrappers (`training.wrap`,
 `envs.create`): the auto-reset, episode, vmap and evaluation wrappers are all
 stripped, because auto-reset overwrites terminal observations and vmap adds a
-batch axis that `VmapWrapper` adds again (DESIGN.md section 4). The episode
+batch axis that `VmapWrapper` adds again (docs/protocol.md). The episode
 wrapper's `episode_length` and `action_repeat` are kept and applied here.
 """
 

@@ -1,7 +1,7 @@
 """`CraftaxAdapter`: a Craftax (or Craftax-Classic) environment as a parallax `Env`.
 
 Craftax's auto-resetting envs overwrite the terminal observation; the adapter
-calls `step_env`, which never resets (DESIGN.md section 10), and is best
+calls `step_env`, which never resets (docs/suites.md), and is best
 handed the suite's `...NoAutoReset` classes (`make_craftax_env_from_name(name,
 auto_reset=False)`). Craftax ends an episode when the player dies (or walks
 into lava, or beats the final boss) and at `params.max_timesteps`; the first

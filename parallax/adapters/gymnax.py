@@ -3,7 +3,7 @@
 gymnax's own `step` auto-resets and so overwrites the terminal observation.
 The adapter calls the environment's `step_env` instead, which never resets,
 so the state returned at an episode's end holds the true terminal
-observation (DESIGN.md section 4). Termination is `step_env`'s flag;
+observation (docs/protocol.md). Termination is `step_env`'s flag;
 truncation is gymnax's own time limit, `is_truncated` against
 `params.max_steps_in_episode`, reported separately.
 

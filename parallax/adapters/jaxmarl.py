@@ -2,7 +2,7 @@
 
 JaxMARL's own `step` resets an env whose episode ended and so overwrites the
 terminal observation; the adapter calls `step_env`, which never resets
-(DESIGN.md section 10). JaxMARL keys everything by agent name; the adapter
+(docs/suites.md). JaxMARL keys everything by agent name; the adapter
 stacks the agents into slots in JaxMARL's own agent order (`env.agents`).
 
 Agents of different kinds (MPE simple_tag's adversaries and good agents,

@@ -2,7 +2,7 @@
 
 Pgx never resets itself, so the state a step returns is the true end of the
 game. A game of two or more players becomes a `MARLEnv` under the zoo's board
-convention (DESIGN.md section 5): slot `i` is Pgx's player id `i`, every slot
+convention (docs/protocol.md, "Turn-based boards"): slot `i` is Pgx's player id `i`, every slot
 stays active for the whole game, and whose turn it is lives in
 `agents.action_mask`. Each action space has Pgx's actions followed by one
 no-op; the player to move gets Pgx's legal moves, every other player only the

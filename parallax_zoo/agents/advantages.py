@@ -1,4 +1,4 @@
-"""Advantage estimation: GAE with optional V-trace clipping, exactly seed 004's recurrence.
+"""Advantage estimation: GAE with optional V-trace clipping, exactly the recurrence in docs/baselines.md.
 
 For slot-mask m_t, termination z_t, episode boundary d_t and ratio r_t:
 

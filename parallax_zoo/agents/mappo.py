@@ -1,7 +1,7 @@
 """MAPPO: PPO with one actor shared across agent slots and a centralised critic, plus self-play.
 
 The update is PPO's (`ppo.make_update`): the rollout reads per-slot data by
-seed 000's one-liners (valid = state_t.agents.active; bootstrap =
+the protocol's one-liners, docs/protocol.md (valid = state_t.agents.active; bootstrap =
 state_t1.agents.active & ~state_t1.termination; rewards =
 state_t1.agents.reward), and inactive slots drop out of every loss term.
 The critic sees `global_observation` (or all slots' observations) plus the

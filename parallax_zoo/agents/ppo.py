@@ -1,7 +1,7 @@
 """PPO: clipped objective, value clipping, entropy bonus, minibatch epochs, one jitted `train`.
 
 Read `make_train` top to bottom: initialise, then `num_updates` times collect
-a trajectory (`rollout.collect`), estimate advantages (`advantages`, seed 004)
+a trajectory (`rollout.collect`), estimate advantages (`advantages`, docs/baselines.md)
 and run `update_epochs` passes of minibatch gradient steps. Everything is one
 `lax.scan`, so `jax.jit(make_train(config, env))(key)` compiles the whole run
 and `jax.vmap` of it trains several seeds at once. Given a device `mesh`
@@ -198,7 +198,7 @@ def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) ->
 
 
 def advantages_for(policy: Policy, trajectory: Transition, last_value: Array, config: PPOConfig) -> tuple[Array, Array]:
-    """Targets and advantages of a trajectory under `policy` (seed 004).
+    """Targets and advantages of a trajectory under `policy` (docs/baselines.md).
 
     Plain GAE uses the collection-time values. With `vtrace`, values and
     importance ratios come from the current policy, clipped at `rho_clip`/`c_clip`.

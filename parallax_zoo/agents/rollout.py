@@ -2,7 +2,7 @@
 
 Each step reads the per-slot view of the state, acts, steps the env, keeps
 the pre-reset next observation (truncated episodes bootstrap from its value,
-seed 004), and only then resets the finished envs. The scan body is kept
+docs/baselines.md), and only then resets the finished envs. The scan body is kept
 to acting and stepping: the critic runs once after the scan, over every
 step's observation and pre-reset next observation at once (the params are
 fixed during a rollout, so the values are the ones a per-step critic would
@@ -43,7 +43,7 @@ class RolloutPolicy(Protocol):
 class Transition:
     """One step of every env's slots; a trajectory is a `Transition` whose fields lead with time.
 
-    Seed 000's pairing: `active` is the mask at the step's start (valid), `reward`
+    The protocol's pairing (docs/protocol.md): `active` is the mask at the step's start (valid), `reward`
     is the next state's `agents.reward`; `termination`/`truncation` are per slot
     (`slot_boundaries`). `bootstrap_value` is the value of the next, pre-reset
     observation; `episode_return` is the last finished episode's return per

@@ -1,4 +1,4 @@
-"""Device meshes and shardings for training and evaluation on several devices (DESIGN.md section 8).
+"""Device meshes and shardings for training and evaluation on several devices (docs/scaling.md).
 
 JAX's own SPMD does the work: a 1-D mesh with axis `"envs"` over the devices,
 the env batch (the leading axis of a `VmapWrapper` state, the second axis of

@@ -1,4 +1,4 @@
-"""An env's states seen as per-agent-slot learning data (seed 000's one-liners).
+"""An env's states seen as per-agent-slot learning data (the protocol's one-liners, docs/protocol.md).
 
 Single-agent states become one slot, so PPO, MAPPO and evaluation share one
 code path: every per-slot field is `[*batch, num_agents, ...]`, where `batch`
@@ -81,7 +81,7 @@ def slot_boundaries(next_state: State | MARLState, next_slots: Slots) -> tuple[A
     """Per-slot `(termination, truncation)` of the transition into `next_state`.
 
     A slot terminates (no bootstrap) when the episode terminates or the agent
-    is inactive next (seed 000: bootstrap = active_t1 & ~termination_t1); it is
+    is inactive next (docs/protocol.md: bootstrap = active_t1 & ~termination_t1); it is
     truncated when the episode is cut short and it does not terminate.
     """
     episode_termination = jnp.expand_dims(next_state.termination, -1)

@@ -20,7 +20,7 @@ import yaml
 from parallax_zoo.errors import UserError
 
 REFUSED_WEIGHT_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
-"""Weight formats that can carry pickled code; baselines ship `.safetensors` only (DESIGN.md section 6)."""
+"""Weight formats that can carry pickled code; baselines ship `.safetensors` only (docs/baselines.md)."""
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _COMMIT = re.compile(r"[0-9a-f]{40}")

@@ -6,10 +6,10 @@ the mover's move (an illegal one becomes -1), and turns the game's new
 position into a `MARLState` with masks, observations and outcome rewards.
 A game supplies its rules (`_init`, `_step`) and its picture (`render`).
 
-DESIGN.md section 5: both slots stay active for the whole game and whose turn
+docs/protocol.md ("Turn-based boards"): both slots stay active for the whole game and whose turn
 it is lives in `agents.action_mask`; the waiting player's only legal action is
 the no-op, the last action index. So the loser's -1 arrives on the winning
-move (seed 000, rules 3 and 5). An illegal move by the player to move loses
+move (rules 3 and 5, docs/protocol.md). An illegal move by the player to move loses
 the game; the waiting player's action is ignored entirely (rule 1). A
 finished game stays finished until it is reset: stepping it returns the same
 position, observations and masks with zero rewards and `termination` still

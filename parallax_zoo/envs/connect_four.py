@@ -1,4 +1,4 @@
-"""Connect Four as a two-player zero-sum `MARLEnv` (DESIGN.md section 5).
+"""Connect Four as a two-player zero-sum `MARLEnv` (docs/protocol.md, "Turn-based boards").
 
 A 6-row, 7-column board; row 0 is the top, pieces drop to the lowest empty
 row. Actions 0..6 are the columns; action 7 is the no-op, the waiting

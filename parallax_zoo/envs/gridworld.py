@@ -1,4 +1,4 @@
-"""GridWorld-v0 and GridWorld-Masked-v0: seed 000's single-agent example, with a reward fit for RL."""
+"""GridWorld-v0 and GridWorld-Masked-v0: the protocol's single-agent example, with a reward fit for RL."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from parallax.spaces import check_action, clip_action
 from parallax_zoo.envs import rendering
 
 MOVES = np.array([[0, 1], [0, -1], [1, 0], [-1, 0]], dtype=np.int32)
-"""Action `a` adds `MOVES[a]` to `(x, y)`: 0 up (+y), 1 down (-y), 2 right (+x), 3 left (-x), as in seed 000."""
+"""Action `a` adds `MOVES[a]` to `(x, y)`: 0 up (+y), 1 down (-y), 2 right (+x), 3 left (-x), as in the protocol's example."""
 
 
 @jax.tree_util.register_dataclass
@@ -33,13 +33,13 @@ class GridState:
 @jax.tree_util.register_dataclass
 @dataclass(kw_only=True)
 class MaskedState(State):
-    """A `State` that also carries the legal moves (seed 000's custom-field example)."""
+    """A `State` that also carries the legal moves (the protocol's custom-field example)."""
 
     action_mask: Bool[Array, "4"]
 
 
 class GridWorld:
-    """Walk from `(0, 0)` to a random goal on a `size x size` grid (seed 000's example).
+    """Walk from `(0, 0)` to a random goal on a `size x size` grid (the protocol's example).
 
     Observation: `[x, y, goal_x, goal_y]` as float32. The goal is uniform over
     the cells with both coordinates in `1 .. size - 1`. A move off the grid
@@ -47,7 +47,7 @@ class GridWorld:
     action outside `0 .. 3` is clipped into it (below 0 moves up, above 3
     moves left; README, "Out-of-range actions").
 
-    Reward: seed 000 pays `exp(-distance)` on every step, which makes loitering
+    Reward: the protocol's example pays `exp(-distance)` on every step, which makes loitering
     next to the goal worth more than reaching it. Here the same quantity is
     used as a potential: each step pays `exp(-d') - exp(-d) - step_cost`,
     where `d` and `d'` are the Euclidean distances to the goal before and

@@ -21,7 +21,7 @@ mask allows nothing else, so it can be called for both slots on every step.
   `mobility`: the placement that leaves the opponent fewest placements, ties
   by the weight table.
 
-DESIGN.md section 7 describes how the evaluation protocol plays them.
+docs/evaluation.md describes how the evaluation protocol plays them.
 """
 
 from __future__ import annotations

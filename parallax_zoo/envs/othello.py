@@ -1,4 +1,4 @@
-"""Othello (Reversi) as a two-player zero-sum `MARLEnv` (DESIGN.md section 5).
+"""Othello (Reversi) as a two-player zero-sum `MARLEnv` (docs/protocol.md, "Turn-based boards").
 
 An 8x8 board from the standard start: O (slot 1, white) on (3, 3) and (4, 4),
 X (slot 0, black) on (3, 4) and (4, 3); X moves first. Actions 0..63 place a
@@ -55,7 +55,7 @@ def _direction_table() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
     The eight directions are flat-index steps. A run never touches the edge it
     is heading to or coming from, so masking the edges keeps a shift from
-    carrying a run over into the next row (seed 003, rule 9: built once,
+    carrying a run over into the next row (docs/adding-an-environment.md: set-up happens once,
     outside jit).
     """
     steps = np.array([1, -1, SIZE, -SIZE, SIZE + 1, -SIZE - 1, SIZE - 1, -SIZE + 1])

@@ -1,4 +1,4 @@
-"""Race-v0: seed 000's multi-agent example, agents race to the finish and go inactive there."""
+"""Race-v0: the protocol's multi-agent example, agents race to the finish and go inactive there."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class Race:
 
     Action per slot: 1 moves one cell forward, 0 waits; an action outside
     0..1 is clipped into it (README, "Out-of-range actions"). An agent that reaches
-    the finish goes inactive (seed 000, rules 1-3) and the episode terminates
+    the finish goes inactive (rules 1-3, docs/protocol.md) and the episode terminates
     when every agent has finished.
 
     Reward per slot: +1 on the finishing step, minus `step_cost` on every step

@@ -39,7 +39,7 @@ class RespawnRace:
     cell 0, in state `t + respawn_delay`. `termination` is always false; the
     registry's `max_steps` ends the episode (truncation).
 
-    Inactive slots follow seed 000's rules: their actions are ignored, their
+    Inactive slots follow the protocol's rules (docs/protocol.md): their actions are ignored, their
     observations and rewards are zero, and a reward pairs with the active
     mask of the previous state, so a respawned agent's first state carries 0.
 

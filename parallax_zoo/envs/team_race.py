@@ -26,7 +26,7 @@ TEAM_COLORS = np.asarray([rendering.BLUE, rendering.BLUE, rendering.ORANGE, rend
 @jax.tree_util.register_dataclass
 @dataclass(kw_only=True)
 class TeamAgents(Agents):
-    """`Agents` plus each slot's team, 0 or 1 (seed 000: teams are environment metadata on the slots)."""
+    """`Agents` plus each slot's team, 0 or 1 (docs/protocol.md: teams are environment metadata on the slots)."""
 
     team: Int[Array, " num_agents"]
 

@@ -1,4 +1,4 @@
-"""Tic-tac-toe as a two-player zero-sum `MARLEnv` (DESIGN.md section 5).
+"""Tic-tac-toe as a two-player zero-sum `MARLEnv` (docs/protocol.md, "Turn-based boards").
 
 Actions 0..8 are the cells in row-major order (`row * 3 + col`); action 9 is
 the no-op, the waiting player's only legal action. Slot 0 (X) moves first.

@@ -1,7 +1,7 @@
 """Producing a baseline folder: train several seeds, save one, plot the curve, evaluate, write the model card.
 
-`train_baseline(env_id)` writes `baselines/<baseline_dirname>/` as DESIGN.md
-section 6 lays it out: `config.yaml`, `model.safetensors`, `eval.json`,
+`train_baseline(env_id)` writes `baselines/<baseline_dirname>/` as docs/baselines.md
+lays it out: `config.yaml`, `model.safetensors`, `eval.json`,
 `curve.png` and the model card `README.md`. The seeds train vmapped in one
 jitted segment function that is called repeatedly on the carried train
 state, so a progress bar can show the current return between segments; the

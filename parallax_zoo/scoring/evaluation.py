@@ -1,6 +1,6 @@
 """The fixed evaluation protocol, its results, and the leaderboard built on them.
 
-Every env id gets one protocol (DESIGN.md section 7): a fixed episode count,
+Every env id gets one protocol (docs/evaluation.md): a fixed episode count,
 episode seeds split from a root key derived from the id, greedy actions, and
 for zero-sum games fixed opponents (the uniformly random player, and the
 baseline where one is pinned) met from every seat in turn. Results carry the

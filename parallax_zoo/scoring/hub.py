@@ -1,4 +1,4 @@
-"""Baseline files to and from the Hugging Face Hub (DESIGN.md sections 6 and 7).
+"""Baseline files to and from the Hugging Face Hub (docs/baselines.md, docs/evaluation.md).
 
 A baseline is pinned by a `BaselinePin` (`parallax_zoo.catalogue.pins`): the Hub repo, the
 revision and the sha256 of every file. `fetch_baseline` finds the pinned files in
