@@ -81,3 +81,18 @@ def test_play_episodes_returns_each_first_episode():
     goals = jax.vmap(lambda k: env.reset(key=k))(jax.random.split(jax.random.split(jax.random.key(0))[0], 6))
     expected = 3.0 * np.exp(-np.linalg.norm(np.asarray(goals.env_state.goal), axis=-1))
     np.testing.assert_allclose(returns[:, 0], expected, rtol=1e-5)
+
+
+def test_values_are_the_critics_at_each_step_and_at_the_pre_reset_next_observation():
+    # The critic runs after the scan: each step's value is the policy's value of that step's observation,
+    # and the bootstrap value the one of the next observation before any reset (the last step's state after it).
+    env = TimeLimit(GridWorld(), max_steps=3)
+    final, trajectory = run(env, FixedActions((0,), False), num_envs=4, num_steps=7)
+    np.testing.assert_array_equal(trajectory.value, trajectory.observation.sum(axis=-1))
+    going_on = ~(trajectory.termination | trajectory.truncation)[:-1]
+    np.testing.assert_array_equal(
+        np.where(going_on, trajectory.bootstrap_value[:-1], 0.0), np.where(going_on, trajectory.value[1:], 0.0)
+    )
+    assert (trajectory.termination | trajectory.truncation).any()
+    ended = trajectory.truncation[2]
+    assert ended.all() and not np.array_equal(trajectory.bootstrap_value[2], trajectory.value[3])
