@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import parallax_zoo
-from parallax_zoo.catalogue.catalogue_pages import family_name
+from parallax_zoo.catalogue.catalogue_pages import BUILT_AT_SITE_BUILD, built_spaces, family_name, recorded_spaces
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,3 +83,23 @@ def test_code_cites_the_project_docs_and_every_cited_page_exists() -> None:
     assert cited, "no docstring cites a docs page"
     missing = sorted(page for page in cited if not (ROOT / page).is_file())
     assert not missing, f"docstrings cite pages that do not exist: {missing}"
+
+
+def _recorded_ids_match_the_built_envs(env_ids: list[str]) -> None:
+    recorded = recorded_spaces(ROOT / "docs")
+    stale = {env_id: (recorded.get(env_id), built_spaces(env_id, parallax_zoo.make)) for env_id in env_ids}
+    stale = {env_id: pair for env_id, pair in stale.items() if pair[0] != pair[1]}
+    assert not stale, (
+        f"docs/environment_spaces.json is out of date for {sorted(stale)}: run "
+        "python -m parallax_zoo.catalogue.catalogue_pages --write-spaces docs/environment_spaces.json"
+    )
+
+
+def test_recorded_spaces_match_cheap_adapted_envs() -> None:
+    _recorded_ids_match_the_built_envs(["xminigrid/MiniGrid-Empty-5x5", "pgx/tic_tac_toe"])
+
+
+@pytest.mark.slow
+def test_recorded_spaces_match_every_adapted_env() -> None:
+    adapted = [env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).kind not in BUILT_AT_SITE_BUILD]
+    _recorded_ids_match_the_built_envs(adapted)

@@ -6,21 +6,39 @@ rules (the env class's or adapter module's docstring), its GIF where
 `docs/` has one, and per id the spaces, limits and baseline score. The site
 build calls `catalogue_pages` from `docs/hooks.py`, so the pages cannot drift
 from the registry (docs: "Environments").
+
+Building some suites' envs takes seconds each, so the spaces of adapted ids
+come from `docs/environment_spaces.json`, which this module writes:
+
+    python -m parallax_zoo.catalogue.catalogue_pages --write-spaces docs/environment_spaces.json
+
+Native and gymnax ids, cheap to build, are always built when the site is,
+and so is any adapted id the file does not list yet.
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
-from collections.abc import Callable, Iterator
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.registry import EnvSpec, Registry, packaged_registry
 
 CATALOGUE_FOLDER = "environments"
 """Where the generated pages sit inside the site."""
+
+SPACES_FILE = "environment_spaces.json"
+"""The recorded spaces of adapted ids, in the docs folder: {id: [action space, observation space]}."""
+
+BUILT_AT_SITE_BUILD = ("native", "gymnax")
+"""Kinds whose envs are always built when the site is: they build in milliseconds."""
 
 
 @dataclass(frozen=True)
@@ -85,14 +103,28 @@ def families(registry: Registry | None = None) -> list[Family]:
     return sorted(found, key=lambda family: (family.specs[0].kind != "native", family.name))
 
 
-def _spaces(env_spec: EnvSpec, make: Callable[[str], Any]) -> tuple[str, str]:
-    """(action space, observation space) as their reprs, or why the env cannot be built here."""
+def built_spaces(env_id: str, make: Callable[[str], Any]) -> tuple[str, str]:
+    """(action space, observation space) of the built env as their reprs, or why it cannot be built here."""
     try:
-        env = make(env_spec.id)
+        env = make(env_id)
     except ImportError as error:
         reason = f"not built here: {str(error).splitlines()[0]}"
         return reason, reason
     return repr(env.action_space), repr(env.observation_space)
+
+
+def recorded_spaces(docs_folder: Path) -> dict[str, tuple[str, str]]:
+    """The spaces `docs/environment_spaces.json` records, by id; empty where there is no file."""
+    path = docs_folder / SPACES_FILE
+    if not path.is_file():
+        return {}
+    return {env_id: (pair[0], pair[1]) for env_id, pair in json.loads(path.read_text(encoding="utf-8")).items()}
+
+
+def _spaces(env_spec: EnvSpec, make: Callable[[str], Any], recorded: Mapping[str, tuple[str, str]]) -> tuple[str, str]:
+    if env_spec.kind in BUILT_AT_SITE_BUILD or env_spec.id not in recorded:
+        return built_spaces(env_spec.id, make)
+    return recorded[env_spec.id]
 
 
 def _score(env_spec: EnvSpec) -> str:
@@ -103,7 +135,9 @@ def _gif_name(env_id: str) -> str:
     return env_id.replace("/", "-") + ".gif"
 
 
-def family_page(family: Family, docs_folder: Path, make: Callable[[str], Any]) -> str:
+def family_page(
+    family: Family, docs_folder: Path, make: Callable[[str], Any], recorded: Mapping[str, tuple[str, str]]
+) -> str:
     """The Markdown page of one family."""
     lines = [f"# {family.title}", ""]
     if family.rules:
@@ -113,7 +147,7 @@ def family_page(family: Family, docs_folder: Path, make: Callable[[str], Any]) -
         gif = _gif_name(env_spec.id)
         if (docs_folder / gif).is_file():
             lines += [f"![{env_spec.id}](../{gif})", ""]
-        action_space, observation_space = _spaces(env_spec, make)
+        action_space, observation_space = _spaces(env_spec, make, recorded)
         pin = env_spec.baseline
         rows = [
             ("kind", env_spec.kind),
@@ -156,5 +190,32 @@ def catalogue_pages(docs_folder: Path, registry: Registry | None = None) -> Iter
     registry = registry or packaged_registry()
     found = families(registry)
     yield f"{CATALOGUE_FOLDER}/index.md", index_page(found)
+    recorded = recorded_spaces(docs_folder)
     for family in found:
-        yield family.page, family_page(family, docs_folder, registry.make)
+        yield family.page, family_page(family, docs_folder, registry.make, recorded)
+
+
+def write_spaces(path: Path, registry: Registry | None = None) -> dict[str, tuple[str, str]]:
+    """Builds every adapted id and records its spaces in `path` (sorted JSON, one id a line)."""
+    registry = registry or packaged_registry()
+    spaces = {
+        env_id: built_spaces(env_id, registry.make)
+        for env_id in registry.list_envs()
+        if registry.spec(env_id).kind not in BUILT_AT_SITE_BUILD
+    }
+    lines = [f"  {json.dumps(env_id)}: {json.dumps(list(pair))}" for env_id, pair in sorted(spaces.items())]
+    write_text_atomic(path, "{\n" + ",\n".join(lines) + "\n}\n")
+    return spaces
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="The docs catalogue's recorded spaces of adapted envs.")
+    parser.add_argument("--write-spaces", type=Path, required=True, metavar="FILE", help="build every adapted id and record its spaces")
+    args = parser.parse_args(argv)
+    spaces = write_spaces(args.write_spaces)
+    print(f"wrote {args.write_spaces}: the spaces of {len(spaces)} adapted ids")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
