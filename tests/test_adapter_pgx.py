@@ -19,7 +19,7 @@ from parallax.adapters.pgx import MaskedState, PgxAdapter, PgxSinglePlayerAdapte
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*player_id.*:DeprecationWarning")
 
-DEFAULT_IDS = ("pgx/tic_tac_toe", "pgx/minatar-breakout")
+DEFAULT_IDS = ("pgx/tic_tac_toe",)
 SINGLE_PLAYER = ["2048"] + [g for g in pgx.available_envs() if g.startswith("minatar-")]
 MULTI_PLAYER = [g for g in pgx.available_envs() if g not in SINGLE_PLAYER]
 GAME_LENGTH = 600

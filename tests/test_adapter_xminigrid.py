@@ -23,7 +23,7 @@ import parallax_zoo  # noqa: E402
 from parallax import Box, Env, PyTreeSpace, check_env  # noqa: E402
 from parallax.adapters.xminigrid import XMiniGridAdapter  # noqa: E402
 
-DEFAULT_IDS = ("xminigrid/MiniGrid-Empty-5x5", "xminigrid/XLand-MiniGrid-R1-9x9")
+DEFAULT_IDS = ("xminigrid/MiniGrid-Empty-5x5",)
 FORWARD, CLOCKWISE, COUNTERCLOCKWISE = 0, 1, 2
 TO_THE_GOAL = (FORWARD, FORWARD, CLOCKWISE, FORWARD, FORWARD)
 """Empty-5x5 starts the agent at (1, 1) facing right; the goal is at (3, 3)."""

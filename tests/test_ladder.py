@@ -414,11 +414,11 @@ def test_perfect_tictactoe_draws_against_itself() -> None:
 
 
 PLAYERS = [
-    pytest.param(TicTacToe, "perfect", 20, id="perfect"),
+    pytest.param(TicTacToe, "perfect", 20, id="perfect", marks=pytest.mark.slow),
     pytest.param(ConnectFour, "tactical", 40, id="tactical"),
     pytest.param(ConnectFour, "depth2", 40, id="depth2", marks=pytest.mark.slow),
     pytest.param(ConnectFour, "depth4", 40, id="depth4", marks=pytest.mark.slow),
-    pytest.param(Othello, "positional", 70, id="positional"),
+    pytest.param(Othello, "positional", 70, id="positional", marks=pytest.mark.slow),
     pytest.param(Othello, "mobility", 70, id="mobility", marks=pytest.mark.slow),
 ]
 

@@ -65,6 +65,21 @@ class EnvNotFoundError(RegistryError, KeyError):
         return str(self.args[0])
 
 
+class NamespaceNotFoundError(EnvNotFoundError):
+    """A namespace under which nothing is registered; the message lists the close matches and every namespace."""
+
+    def __init__(self, namespace: str, close: list[str], namespaces: list[str]):
+        self.namespace, self.close, self.namespaces = namespace, close, namespaces
+        RegistryError.__init__(self, self.message(""))
+
+    def message(self, listing: str) -> str:
+        suggestion = f" Did you mean: {', '.join(map(repr, self.close))}?" if self.close else ""
+        return (
+            f"No environment is registered under the namespace {self.namespace!r}.{suggestion} "
+            f"Namespaces: {', '.join(self.namespaces)}."
+        )
+
+
 class InvalidSpecError(RegistryError, ValueError):
     """A malformed registry entry; `entry` and `field` say which one and where."""
 
@@ -332,12 +347,7 @@ class Registry:
 
     def _require_namespace(self, namespace: str) -> None:
         if namespace not in self.namespaces():
-            close = difflib.get_close_matches(namespace, self.namespaces(), n=3)
-            suggestion = f" Did you mean: {', '.join(map(repr, close))}?" if close else ""
-            raise EnvNotFoundError(
-                f"No environment is registered under the namespace {namespace!r}.{suggestion} "
-                f"Namespaces: {', '.join(self.namespaces())}."
-            )
+            raise NamespaceNotFoundError(namespace, difflib.get_close_matches(namespace, self.namespaces(), n=3), self.namespaces())
 
     def copy(self) -> Registry:
         """An independent registry holding the same specs."""
@@ -478,6 +488,7 @@ __all__ = [
     "BaselinePin",
     "DuplicateEnvError",
     "EnvNotFoundError",
+    "NamespaceNotFoundError",
     "EnvSpec",
     "InvalidKwargError",
     "InvalidSpecError",
