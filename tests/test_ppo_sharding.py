@@ -1,4 +1,4 @@
-"""PPO runs sharded over (simulated) devices: seeds split across a 4-device mesh (DESIGN section 8).
+"""PPO runs sharded over (simulated) devices: seeds split across a 4-device mesh (docs/scaling.md).
 
 XLA's device count is fixed when jax starts, so the check runs in a fresh interpreter.
 """
