@@ -177,6 +177,6 @@ def test_an_episode_renders_to_a_gif(tmp_path) -> None:
         return state, env.render(state)
 
     _, frames = jax.lax.scan(body, env.reset(key=jax.random.key(2)), None, length=6)
-    path = save_gif(np.asarray(frames), tmp_path / "episode.gif")
+    path = save_gif(np.asarray(frames), tmp_path / "episode.gif", scale=1)
     with Image.open(path) as gif:
         assert getattr(gif, "n_frames") == 6 and gif.size == (40, 40)

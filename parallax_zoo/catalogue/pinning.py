@@ -42,6 +42,7 @@ def _round_trip_yaml() -> Any:
     writer.preserve_quotes = True
     writer.indent(mapping=2, sequence=4, offset=2)
     writer.width = 4096
+    writer.representer.add_representer(type(None), lambda representer, _: representer.represent_scalar("tag:yaml.org,2002:null", "null"))
     return writer
 
 
