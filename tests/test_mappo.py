@@ -11,6 +11,7 @@ import pytest
 from example_envs import GridWorld, Race
 from nim import Nim
 from parallax import TimeLimit
+from parallax_zoo.agents import mappo, ppo
 from parallax_zoo.agents.mappo import MAPPOConfig, make_train
 from parallax_zoo.agents.players import RandomPlayer
 from parallax_zoo.agents.policy import Policy
@@ -24,7 +25,7 @@ RACE = TimeLimit(Race(), max_steps=14)
 
 def test_race_return_rises_far_above_random():
     config = MAPPOConfig(num_envs=8, num_steps=32, total_timesteps=8 * 32 * 30, learning_rate=1e-3)
-    _, metrics = jax.jit(make_train(config, RACE))(jax.random.key(0))
+    _, metrics = mappo.train(config, jax.random.key(0), RACE)
     first, last = float(metrics["episode_return"][0]), float(np.mean(metrics["episode_return"][-3:]))
     assert first < 0.3, first
     assert last > 0.95, last
@@ -96,6 +97,13 @@ def test_self_play_beats_random_and_earlier_snapshots():
     np.testing.assert_array_equal(evaluation["snapshot_filled"], [[False, False], [True, False]])
     # After interval 1 the policy meets its own snapshot from the end of interval 0 and is not beaten by it.
     assert float(evaluation["vs_snapshots"]["win"][1, 0]) >= 0.4
+
+
+def test_each_trainer_takes_its_own_config():
+    with pytest.raises(TypeError, match="train a MAPPOConfig with mappo.train"):
+        ppo.train(MAPPOConfig(num_envs=2, num_steps=4, total_timesteps=8), jax.random.key(0), RACE)
+    with pytest.raises(TypeError, match="train a PPOConfig with ppo.train"):
+        mappo.train(ppo.PPOConfig(num_envs=2, num_steps=4, total_timesteps=8), jax.random.key(0), RACE)  # pyright: ignore[reportArgumentType]
 
 
 def test_mappo_refuses_a_single_agent_env():

@@ -149,5 +149,15 @@ def make_train(
     return train
 
 
-train = ppo.train
-"""`ppo.train`: one entry point for both trainers (it runs MAPPO for a `MAPPOConfig`)."""
+def train(
+    config: MAPPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None = None, opponent: RolloutPolicy | None = None
+) -> tuple[Policy, Metrics]:
+    """Run MAPPO once: `jax.jit(make_train(config, env, mesh, opponent=opponent))(key)`.
+
+    `env` is the multi-agent env object; `opponent` is the fixed player seated
+    when `opponent_share` is above zero. To train many seeds, `jax.vmap` the
+    function `make_train` returns.
+    """
+    if not isinstance(config, MAPPOConfig):
+        raise TypeError(f"mappo.train takes a MAPPOConfig, got {type(config).__name__}; train a PPOConfig with ppo.train")
+    return jax.jit(make_train(config, env, mesh, opponent=opponent))(key)

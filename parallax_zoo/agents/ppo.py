@@ -402,20 +402,14 @@ def make_train(
     return train
 
 
-def train(
-    config: PPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None = None, opponent: RolloutPolicy | None = None
-) -> tuple[Policy, Metrics]:
-    """Run PPO once, or MAPPO for a `MAPPOConfig`: `jax.jit(make_train(config, env, mesh))(key)`.
+def train(config: PPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None = None) -> tuple[Policy, Metrics]:
+    """Run PPO once: `jax.jit(make_train(config, env, mesh))(key)`.
 
-    `env` is the env object (`parallax_zoo.make(config.env_id)` builds a registered one);
-    `opponent` is the fixed player a `MAPPOConfig` with `opponent_share` seats.
+    `env` is the env object (`parallax_zoo.make(config.env_id)` builds a registered one).
     Each call compiles afresh; to train many seeds, `jax.vmap` the function
     `make_train` returns. `mesh` splits the env batch across devices (`sharding.default_mesh()`).
+    A `MAPPOConfig` trains with `mappo.train`.
     """
-    from parallax_zoo.agents import mappo
-
-    if isinstance(config, mappo.MAPPOConfig):
-        return jax.jit(mappo.make_train(config, env, mesh, opponent=opponent))(key)
-    if opponent is not None:
-        raise ValueError("train: an opponent is seated by MAPPO only; pass a MAPPOConfig with opponent_share")
+    if type(config) is not PPOConfig:
+        raise TypeError(f"ppo.train takes a PPOConfig, got {type(config).__name__}; train a {type(config).__name__} with mappo.train")
     return jax.jit(make_train(config, env, mesh))(key)
