@@ -98,7 +98,18 @@ def test_space_dtype_follows_what_the_env_emits():
     assert adapter.reset(key=jax.random.key(0)).observation.dtype == jnp.float32
 
 
-@pytest.mark.parametrize("name", list(gymnax.registered_envs))
+MINATAR_BY_DEFAULT = "SpaceInvaders-MinAtar"
+"""The one MinAtar game checked by default; the other MinAtar games (10-15 s each on a CPU) run with --run-slow."""
+
+
+def _gymnax_env_params() -> list:
+    return [
+        pytest.param(name, marks=pytest.mark.slow) if name.endswith("-MinAtar") and name != MINATAR_BY_DEFAULT else name
+        for name in gymnax.registered_envs
+    ]
+
+
+@pytest.mark.parametrize("name", _gymnax_env_params())
 def test_every_registered_env_passes_check_env(name):
     try:
         env, params = gymnax.make(name)

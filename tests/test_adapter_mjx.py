@@ -50,6 +50,7 @@ def test_playground_training_wrappers_are_stripped(raw_point_mass):
     assert MJXAdapter(wrapped, episode_length=9, action_repeat=1).episode_length == 9
 
 
+@pytest.mark.slow  # about 27 s of compiles on a CPU; the other tests here cover the adapter by default
 def test_passes_check_env(point_mass):
     check_env(point_mass, num_steps=8)
 

@@ -12,7 +12,7 @@ from example_envs import GridWorld, MaskedGridWorld, Race
 from parallax import Agents, Box, MARLState, ProtocolError, State, TimeLimit, check_env, spaces, stack_space
 
 
-@pytest.mark.parametrize("env", [GridWorld(), MaskedGridWorld(), Race(), TimeLimit(Race(), max_steps=5)], ids=repr)
+@pytest.mark.parametrize("env", [GridWorld(), MaskedGridWorld(), Race(), TimeLimit(Race(), max_steps=5)], ids=["GridWorld", "MaskedGridWorld", "Race", "TimeLimit(Race, 5)"])
 def test_good_envs_pass(env):
     check_env(env)
 

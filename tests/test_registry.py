@@ -30,8 +30,9 @@ NATIVE_IDS = ["GridWorld-v0", "GridWorld-Masked-v0", "Race-v0", "TeamRace-v0", "
 ADAPTER_MODULES = {"gymnax": ("gymnax", "parallax.adapters.gymnax"),
                    "brax": ("brax", "parallax.adapters.brax"),
                    "mjx": ("mujoco_playground", "parallax.adapters.mjx")}
-HEAVY_ADAPTED = {"brax/ant", "mjx/CartpoleBalance"}
-"""Adapted envs whose compile alone takes minutes on a CPU: checked with --run-slow."""
+HEAVY_ADAPTED = {"brax/ant", "brax/inverted_pendulum", "mjx/CartpoleBalance"}
+"""Adapted envs checked with --run-slow: brax/ant and mjx/CartpoleBalance compile for minutes on a CPU;
+brax/inverted_pendulum passes check_env in `tests/test_adapter_brax.py` by default."""
 
 SUITES_WITH_OWN_TESTS = {"jaxmarl", "craftax", "pgx", "jumanji", "xminigrid"}
 """Suites whose ids `tests/test_adapter_<suite>.py` checks, cheap ones by default and the rest with --run-slow."""
