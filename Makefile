@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Test files run in this many worker processes (pytest-xdist), one file to a worker.
+TEST_WORKERS ?= 2
 
 .PHONY: demo test test-slow bench typecheck docs
 
@@ -21,10 +23,10 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/parallax-zoo demo
 
 test: $(VENV)/.dev-installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-slow: $(VENV)/.dev-installed
-	$(BIN)/python -m pytest -q --run-slow
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --run-slow
 
 typecheck: $(VENV)/.dev-installed
 	$(BIN)/pyright
