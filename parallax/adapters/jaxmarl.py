@@ -32,8 +32,9 @@ from jaxmarl.environments import spaces as jaxmarl_spaces
 from jaxmarl.environments.multi_agent_env import MultiAgentEnv
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.core import Agents, MARLState, require_key
-from parallax.spaces import Box, Discrete, MultiDiscrete, PyTreeSpace, Space, check_action
+from parallax.adapters.base import Adapter
+from parallax.core import Agents, MARLState
+from parallax.spaces import Box, Discrete, MultiDiscrete, PyTreeSpace, Space
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ def episode_length_settings(env_class: type, episode_length: int | None) -> dict
     return {family.limit_setting: int(episode_length) - family.limit_offset}
 
 
-class JaxMARLAdapter:
+class JaxMARLAdapter(Adapter[MARLState]):
     """Wraps a JaxMARL `MultiAgentEnv` as a parallax `MARLEnv` over `len(env.agents)` slots.
 
     `env_state` is JaxMARL's state and `info` what `step_env` reports (zeros
@@ -274,28 +275,11 @@ class JaxMARLAdapter:
         )
         self._action_mask = _action_mask(self._action_space, self._own_actions)
         self.episode_length = self.family.episode_length(env)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
+        super().__init__()
 
     @property
     def num_agents(self) -> int:
         return self._num_agents
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
-
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
-        require_key(key, "JaxMARLAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: MARLState, action: Array) -> MARLState:
-        check_action(self.action_space, action, where="JaxMARLAdapter.step")
-        return self._step(state, action)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MARLState:
         state_key, reset_key = jax.random.split(key)

@@ -31,8 +31,9 @@ import numpy as np
 import pgx
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.core import Agents, MARLState, State, require_key
-from parallax.spaces import Box, Discrete, MultiBinary, Space, check_action, stack_space
+from parallax.adapters.base import Adapter
+from parallax.core import Agents, MARLState, State
+from parallax.spaces import Box, Discrete, MultiBinary, Space, stack_space
 
 FLOAT_OBSERVATION_RANGE = (0.0, 1.0)
 """Pgx's float observations (chess, gardner_chess, animal_shogi) are planes of 0/1 and counts scaled into [0, 1]."""
@@ -54,7 +55,7 @@ class MaskedState(State):
     action_mask: Bool[Array, " num_actions"]
 
 
-class PgxAdapter:
+class PgxAdapter(Adapter[MARLState]):
     """Wraps a Pgx game of two or more players as a `MARLEnv` (see the module docstring for the convention).
 
     `env_state` is Pgx's `State`; `info` is empty. `reset` and `step` are
@@ -76,28 +77,11 @@ class PgxAdapter:
         self.no_op = self.num_moves
         self._action_space = stack_space(Discrete(self.num_moves + 1), self._num_agents)
         self._observation_space = stack_space(_observation_space(env, first.observation), self._num_agents)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
+        super().__init__()
 
     @property
     def num_agents(self) -> int:
         return self._num_agents
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
-
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
-        require_key(key, "PgxAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: MARLState, action: Array) -> MARLState:
-        check_action(self.action_space, action, where="PgxAdapter.step")
-        return self._step(state, action)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MARLState:
         state_key, game_key = jax.random.split(key)
@@ -144,7 +128,7 @@ class PgxAdapter:
         return f"PgxAdapter({self.env.id})"
 
 
-class PgxSinglePlayerAdapter:
+class PgxSinglePlayerAdapter(Adapter[MaskedState]):
     """Wraps a single-player Pgx game (2048, MinAtar) as an `Env` whose state carries `action_mask`.
 
     The reward is Pgx's only player's; a move outside Pgx's legal mask ends
@@ -163,24 +147,7 @@ class PgxSinglePlayerAdapter:
         self.num_moves = int(first.legal_action_mask.shape[-1])
         self._action_space = Discrete(self.num_moves)
         self._observation_space = _observation_space(env, first.observation)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
-
-    def reset(self, *, key: PRNGKeyArray) -> MaskedState:
-        require_key(key, "PgxSinglePlayerAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: MaskedState, action: Array) -> MaskedState:
-        check_action(self.action_space, action, where="PgxSinglePlayerAdapter.step")
-        return self._step(state, action)
+        super().__init__()
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MaskedState:
         state_key, game_key = jax.random.split(key)
