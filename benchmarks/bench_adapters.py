@@ -36,8 +36,10 @@ the repetitions is reported; compile time is measured separately. The pairs:
   view, which the raw loop does not: that is the board convention's cost.
 
 Ratio = ours / raw throughput; at least 0.95 is the target. On a shared,
-loaded machine the timings swing by 10-20 %, so the table also gives XLA's
-flop count of each compiled rollout (ours / raw), which load cannot move.
+loaded machine the timings swing by 10-20 %, so the table also gives the
+ratio of the process's CPU time (raw / ours, medians; other processes'
+load moves it less than wall time) and XLA's flop count of each compiled
+rollout (ours / raw), which load cannot move.
 A compile time of 0.0 means that rollout was already compiled for an
 earlier row.
 """
@@ -432,16 +434,19 @@ def measure(case: Case, repetitions: int) -> dict[str, float]:
     for run, carry in runs.values():
         jax.block_until_ready(run(carry))
     times: dict[str, list[float]] = {"raw": [], "ours": []}
+    cpu_times: dict[str, list[float]] = {"raw": [], "ours": []}
     for repetition in range(repetitions):
         order = ("raw", "ours") if repetition % 2 == 0 else ("ours", "raw")
         for side in order:
             run, carry = runs[side]
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             jax.block_until_ready(run(carry))
             times[side].append(time.perf_counter() - start)
+            cpu_times[side].append(time.process_time() - cpu_start)
     return {
         "raw_s": statistics.median(times["raw"]),
         "ours_s": statistics.median(times["ours"]),
+        "cpu_ratio": statistics.median(cpu_times["raw"]) / statistics.median(cpu_times["ours"]),
         "raw_compile_s": raw_compile,
         "ours_compile_s": ours_compile,
         "flops_ratio": flops(ours_run) / flops(raw_run),
@@ -454,8 +459,10 @@ def main() -> None:
     families = ["gymnax", "brax", "mjx", "jaxmarl", "craftax", *SUITE_CASES]
     parser.add_argument("--skip", nargs="*", default=[], choices=families, help="families to leave out")
     parser.add_argument("--only", nargs="*", default=None, choices=families, help="run only these families")
+    parser.add_argument("--repetitions", type=int, default=None, help="interleaved repetitions (more on a loaded machine)")
     args = parser.parse_args()
     repetitions, scale = (5, 0.25) if args.quick else (15, 1.0)
+    repetitions = args.repetitions or repetitions
     warnings.filterwarnings("ignore")
 
     chosen = set(families if args.only is None else args.only) - set(args.skip)
@@ -479,7 +486,10 @@ def main() -> None:
                 builders.append(lambda c=cases, n=num_envs, s=num_steps: c(n, max(1, int(s * scale))))
 
     print(f"jax {jax.__version__} on {jax.devices()[0].platform}; {repetitions} interleaved repetitions, medians")
-    header = f"{'case':40} {'envs':>5} {'steps':>6} {'raw steps/s':>13} {'ours steps/s':>13} {'ratio':>6} {'flops ours/raw':>14} {'compile raw/ours s':>19}"
+    header = (
+        f"{'case':40} {'envs':>5} {'steps':>6} {'raw steps/s':>13} {'ours steps/s':>13} {'ratio':>6} {'cpu ratio':>9} "
+        f"{'flops ours/raw':>14} {'compile raw/ours s':>19}"
+    )
     print(header)
     print("-" * len(header))
     for build in builders:
@@ -489,7 +499,7 @@ def main() -> None:
             raw_rate, ours_rate = env_steps / result["raw_s"], env_steps / result["ours_s"]
             print(
                 f"{case.name:40} {case.num_envs:>5} {case.num_steps:>6} {raw_rate:>13,.0f} {ours_rate:>13,.0f} "
-                f"{ours_rate / raw_rate:>6.3f} {result['flops_ratio']:>14.3f} "
+                f"{ours_rate / raw_rate:>6.3f} {result['cpu_ratio']:>9.3f} {result['flops_ratio']:>14.3f} "
                 f"{result['raw_compile_s']:>9.1f}/{result['ours_compile_s']:<9.1f}",
                 flush=True,
             )

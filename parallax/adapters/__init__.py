@@ -2,7 +2,8 @@
 
 Each adapter imports its package (gymnax, brax, mujoco_playground, pgx,
 jumanji, jaxmarl, xminigrid, craftax) only when it is first used, so
-`import parallax.adapters` stays light.
+`import parallax.adapters` stays light. What they share, the spaces and the
+checked, jitted `reset` and `step`, is `parallax.adapters.base.Adapter`.
 """
 
 from __future__ import annotations

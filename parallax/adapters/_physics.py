@@ -20,8 +20,9 @@ import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
-from parallax.core import State, require_key
-from parallax.spaces import Box, PyTreeSpace, Space, check_action, clip_action
+from parallax.adapters.base import Adapter
+from parallax.core import State
+from parallax.spaces import Box, PyTreeSpace, Space, clip_action
 
 
 def first_given(*values: Any) -> Any:
@@ -79,7 +80,7 @@ def observation_space_for(observation: Any) -> Space:
     )
 
 
-class PhysicsAdapter:
+class PhysicsAdapter(Adapter[State]):
     """Maps a Brax-style physics env (already stripped of training wrappers) onto the parallax protocol.
 
     `env_state` is the foreign state, `info` its `metrics`. `termination` is
@@ -90,11 +91,7 @@ class PhysicsAdapter:
     which the env ends so that the terminal observation is the true one.
     Actions are clipped to [-1, 1] first, a NaN entry counting as 0 (README,
     "Out-of-range actions").
-    `reset` and `step` are jitted, so that stepping eagerly, as in a Python
-    loop, runs one compiled program rather than thousands of small ones.
     """
-
-    name = "PhysicsAdapter"
 
     def __init__(self, env: Any, *, episode_length: int, action_repeat: int):
         for field, value in (("episode_length", episode_length), ("action_repeat", action_repeat)):
@@ -107,24 +104,7 @@ class PhysicsAdapter:
         abstract = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
         self._observation_space = observation_space_for(abstract.obs)
         self._action_space = Box(-1.0, 1.0, (int(env.action_size),), jnp.float32)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
-
-    def reset(self, *, key: PRNGKeyArray) -> State:
-        require_key(key, f"{self.name}.reset")
-        return self._reset(key)
-
-    def step(self, state: State, action: Array) -> State:
-        check_action(self.action_space, action, where=f"{self.name}.step")
-        return self._step(state, action)
+        super().__init__()
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
         state_key, env_key = jax.random.split(key)

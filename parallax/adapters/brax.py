@@ -36,8 +36,6 @@ class BraxAdapter(PhysicsAdapter):
     [-1, 1], as brax environments expect.
     """
 
-    name = "BraxAdapter"
-
     def __init__(self, env: BraxEnv, episode_length: int | None = None, *, action_repeat: int | None = None):
         if not isinstance(env, BraxEnv):
             raise TypeError(

@@ -19,13 +19,14 @@ import numpy as np
 from craftax.environment_base import spaces as craftax_spaces
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.core import State, require_key
-from parallax.spaces import Box, Discrete, Space, check_action, clip_action
+from parallax.adapters.base import Adapter
+from parallax.core import State
+from parallax.spaces import Box, Discrete, clip_action
 
 NO_TIME_LIMIT = int(np.iinfo(np.int32).max)
 
 
-class CraftaxAdapter:
+class CraftaxAdapter(Adapter[State]):
     """Wraps a Craftax env and its params; `params=None` means `env.default_params`.
 
     `env_state` is Craftax's `EnvState`; `info` what `step_env` reports (the
@@ -57,29 +58,12 @@ class CraftaxAdapter:
         if not isinstance(action_space, craftax_spaces.Discrete):
             raise TypeError(f"CraftaxAdapter expects a Discrete action space, got {type(action_space).__name__}")
         self._action_space = Discrete(int(action_space.n))
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
+        super().__init__()
 
     @property
     def episode_length(self) -> int:
         """Craftax's time limit: the step on which `truncation` becomes true."""
         return int(self.params.max_timesteps)
-
-    def reset(self, *, key: PRNGKeyArray) -> State:
-        require_key(key, "CraftaxAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: State, action: Array) -> State:
-        check_action(self.action_space, action, where="CraftaxAdapter.step")
-        return self._step(state, action)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
         state_key, reset_key = jax.random.split(key)

@@ -33,11 +33,12 @@ from gymnax.environments.misc.meta_maze import MetaMaze
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.frames import GYMNAX_DRAWINGS, RenderUnavailableError
-from parallax.core import State, require_key
-from parallax.spaces import Box, Discrete, PyTreeSpace, Space, check_action, clip_action
+from parallax.adapters.base import Adapter
+from parallax.core import State
+from parallax.spaces import Box, Discrete, PyTreeSpace, Space, clip_action
 
 
-class GymnaxAdapter:
+class GymnaxAdapter(Adapter[State]):
     """Wraps a gymnax environment and its params; `params=None` means `env.default_params`.
 
     The params are static configuration, closed over by `reset` and `step`.
@@ -61,29 +62,12 @@ class GymnaxAdapter:
         observation, *_ = self._step_signature
         declared = _corrected_observation_space(env, self.params)
         self._observation_space = to_parallax_space(declared, emitted=observation)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
+        super().__init__()
 
     @property
     def episode_length(self) -> int:
         """gymnax's time limit: the step on which `truncation` becomes true."""
         return int(self.params.max_steps_in_episode)
-
-    def reset(self, *, key: PRNGKeyArray) -> State:
-        require_key(key, "GymnaxAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: State, action: Array) -> State:
-        check_action(self.action_space, action, where="GymnaxAdapter.step")
-        return self._step(state, action)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
         state_key, reset_key = jax.random.split(key)

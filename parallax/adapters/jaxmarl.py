@@ -2,8 +2,11 @@
 
 JaxMARL's own `step` resets an env whose episode ended and so overwrites the
 terminal observation; the adapter calls `step_env`, which never resets
-(docs/suites.md). JaxMARL keys everything by agent name; the adapter
-stacks the agents into slots in JaxMARL's own agent order (`env.agents`).
+(docs/suites-jaxmarl-craftax.md), except in Coin Game and STORM, which
+start their next round inside it and are stepped so that an episode's last
+step is the true one (`_without_the_last_reset`). JaxMARL keys everything
+by agent; the adapter stacks the agents into slots in JaxMARL's own agent
+order (`env.agents`), and a dict observation (STORM's) entry by entry.
 
 Agents of different kinds (MPE simple_tag's adversaries and good agents,
 SMAX's allies and enemies) are padded to the largest shape: observations
@@ -32,8 +35,9 @@ from jaxmarl.environments import spaces as jaxmarl_spaces
 from jaxmarl.environments.multi_agent_env import MultiAgentEnv
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.core import Agents, MARLState, require_key
-from parallax.spaces import Box, Discrete, MultiDiscrete, PyTreeSpace, Space, check_action
+from parallax.adapters.base import Adapter
+from parallax.core import Agents, MARLState
+from parallax.spaces import Box, Discrete, MultiDiscrete, PyTreeSpace, Space
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,12 @@ class Family:
     ends). `available_actions(env, state)` is JaxMARL's per-agent legal-action
     dict where availability changes during play; `global_observation(env,
     state, observations)` JaxMARL's world state where the family has one.
+    `agent_observations(env, observations)` lists each agent's observation
+    where JaxMARL does not key them by agent (None: `_per_agent`);
+    `observation_space(env, agent)` corrects JaxMARL's declared space where
+    it is wrong (None: `env.observation_space`); and
+    `step(env, key, state, actions)` stands in for `env.step_env` where that
+    resets inside the step that ends an episode (None: `env.step_env`).
     """
 
     name: str
@@ -61,6 +71,9 @@ class Family:
     alive: Callable[[Any, Any, dict[Any, Any]], Array] | None = None
     available_actions: Callable[[Any, Any], Any] | None = None
     global_observation: Callable[[Any, Any, Any], Array] | None = None
+    agent_observations: Callable[[Any, Any], list[Any]] | None = None
+    observation_space: Callable[[Any, Any], Any] | None = None
+    step: Callable[[Any, Any, Any, dict[Any, Array]], tuple[Any, Any, Any, dict[Any, Any], dict[str, Any]]] | None = None
 
 
 def _never(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
@@ -119,8 +132,62 @@ def _hanabi_legal(env: Any, state: Any) -> Any:
     return env.get_legal_moves(state)
 
 
-def _coin_game_length(env: Any) -> int | None:
+def _rounds_length(env: Any) -> int | None:
+    """Coin Game and STORM play `num_outer_steps` rounds of `num_inner_steps` steps in one episode."""
     return int(env.num_inner_steps) * int(env.num_outer_steps)
+
+
+def _without_the_last_reset(
+    env: Any, key: Any, state: Any, actions: dict[Any, Array]
+) -> tuple[Any, Any, Any, dict[Any, Any], dict[str, Any]]:
+    """Coin Game's and STORM's `step_env` without the reset they do inside the step that ends an episode.
+
+    Both start the next round inside the step whose `state.step` reaches
+    `num_inner_steps`, so the last step of an episode returns the first
+    observation of a round that is never played. On that step the adapter
+    hands `step_env` the state with `step` one lower (nothing else reads the
+    counter), which ends no round, then restores the count and ends the
+    episode itself: the observation is the true last one. Both pay nothing
+    on a step that ends a round, so the adapter pays nothing on it either.
+    """
+    last = (state.step == env.num_inner_steps - 1) & (state.outer_t == env.num_outer_steps - 1)
+    held = state.replace(step=jnp.where(last, state.step - 1, state.step))
+    observations, after, rewards, dones, info = env.step_env(key, held, actions)
+    after = after.replace(step=jnp.where(last, state.step + 1, after.step), done=after.done | last)
+    rewards = jax.tree_util.tree_map(lambda reward: jnp.where(last, jnp.zeros_like(reward), reward), rewards)
+    dones = {agent: jnp.asarray(done) | last for agent, done in dones.items()}
+    if "inner_episode_done" in info:
+        info = {**info, "inner_episode_done": jnp.asarray(info["inner_episode_done"]) | last}
+    return observations, after, rewards, dones, info
+
+
+def _storm_observations(env: Any, observations: Any) -> list[Any]:
+    """Each STORM agent's observation: InTheGrid stacks its agents inside each entry (the inventory's on its last axis)."""
+    if isinstance(observations, dict):
+        return [
+            {"observation": observations["observations"][i], "inventory": observations["inventory"][:, i]}
+            for i in range(len(env.agents))
+        ]
+    return _per_agent(observations, env.agents)
+
+
+def _storm_observation_space(env: Any, agent: Any) -> Any:
+    """STORM's declared space, with the inventory's bounds read off its `_get_obs` (JaxMARL 0.2 caps it at 6).
+
+    InTheGrid's inventory is an agent's red and blue coin counts, whether it
+    holds enough to interact, then the counts it is shown of a frozen agent;
+    InTheGrid_2p's has both agents' flags. The counts are `int8`s that grow
+    with every coin picked up until an interaction empties them.
+    """
+    from jaxmarl.environments.storm import InTheGrid_2p
+
+    declared = env.observation_space(agent)
+    if not isinstance(declared, dict):
+        return declared  # InTheMatrix: one Box, as declared
+    count = int(np.iinfo(np.int8).max)
+    high = [count, count, 1, 1, count, count] if isinstance(env, InTheGrid_2p) else [count, count, 1, count, count]
+    inventory = jaxmarl_spaces.Box(0, np.asarray(high), (len(high),), jnp.int8)
+    return {**declared, "inventory": inventory}
 
 
 def _switch_riddle_told(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
@@ -168,12 +235,22 @@ FAMILIES: dict[str, Family] = {
     ),
     "Overcooked": Family("Overcooked", _max_steps, "max_steps", 0, _never),
     "Hanabi": Family("Hanabi", _no_limit, None, 0, _always, available_actions=_hanabi_legal),
-    "Coin Game": Family("Coin Game", _coin_game_length, None, 0, _never),
+    "Coin Game": Family("Coin Game", _rounds_length, None, 0, _never, step=_without_the_last_reset),
     "Switch Riddle": Family("Switch Riddle", _max_steps, None, 0, _switch_riddle_told),
     "JaxNav": Family(
         "JaxNav", _max_steps, "max_steps", 0, _jaxnav_finished, alive=_jaxnav_alive, global_observation=_jaxnav_world_state
     ),
     "MABrax": Family("MABrax", _mabrax_length, "episode_length", 0, _mabrax_fell),
+    "STORM": Family(
+        "STORM",
+        _rounds_length,
+        None,
+        0,
+        _never,
+        agent_observations=_storm_observations,
+        observation_space=_storm_observation_space,
+        step=_without_the_last_reset,
+    ),
 }
 """Every JaxMARL family the adapter supports, read off JaxMARL 0.2's `step_env`s."""
 
@@ -187,6 +264,7 @@ def _family_classes() -> list[tuple[type, str]]:
     from jaxmarl.environments.overcooked_v2.overcooked import OvercookedV2
     from jaxmarl.environments.smax.heuristic_enemy_smax_env import EnemySMAX
     from jaxmarl.environments.smax.smax_env import SMAX
+    from jaxmarl.environments.storm import InTheGrid, InTheGrid_2p, InTheMatrix
     from jaxmarl.environments.switch_riddle.switch_riddle import SwitchRiddle
 
     classes = [
@@ -199,6 +277,9 @@ def _family_classes() -> list[tuple[type, str]]:
         (CoinGame, "Coin Game"),
         (SwitchRiddle, "Switch Riddle"),
         (JaxNav, "JaxNav"),
+        (InTheGrid, "STORM"),
+        (InTheGrid_2p, "STORM"),
+        (InTheMatrix, "STORM"),
     ]
     try:
         from jaxmarl.environments.mabrax.mabrax_env import MABraxEnv
@@ -234,7 +315,7 @@ def episode_length_settings(env_class: type, episode_length: int | None) -> dict
     return {family.limit_setting: int(episode_length) - family.limit_offset}
 
 
-class JaxMARLAdapter:
+class JaxMARLAdapter(Adapter[MARLState]):
     """Wraps a JaxMARL `MultiAgentEnv` as a parallax `MARLEnv` over `len(env.agents)` slots.
 
     `env_state` is JaxMARL's state and `info` what `step_env` reports (zeros
@@ -262,40 +343,33 @@ class JaxMARLAdapter:
         self._action_space, self._own_actions = _stacked_action_space(self._agent_action_spaces)
         signature = self._abstract_step()
         self._signature = signature
-        observations = _per_agent(signature["observation"], self.agents)
-        self._observation_shape = _padded_shape([o.shape for o in observations])
-        self._observation_dtype = jnp.result_type(*[o.dtype for o in observations])
-        self._observation_space = _stacked_observation_space(
-            [env.observation_space(agent) for agent in self.agents],
-            observations,
-            self._observation_shape,
-            self._observation_dtype,
-            include_zero=self.family.alive is not None,
-        )
+        observations = jax.eval_shape(self._agent_observations, signature["observation"])
+        corrected = self.family.observation_space
+        declared: list[Any] = [env.observation_space(agent) if corrected is None else corrected(env, agent) for agent in self.agents]
+        include_zero = self.family.alive is not None
+        self._observation_layout: Any
+        if isinstance(observations[0], dict):  # STORM's grids: an observation and an inventory per agent
+            self._observation_layout = {name: _layout([o[name] for o in observations]) for name in observations[0]}
+            self._observation_space = PyTreeSpace(
+                {
+                    name: _stacked_observation_space(
+                        [d[name] for d in declared], [o[name] for o in observations], *layout, include_zero=include_zero
+                    )
+                    for name, layout in self._observation_layout.items()
+                }
+            )
+        else:
+            self._observation_layout = _layout(observations)
+            self._observation_space = _stacked_observation_space(
+                declared, observations, *self._observation_layout, include_zero=include_zero
+            )
         self._action_mask = _action_mask(self._action_space, self._own_actions)
         self.episode_length = self.family.episode_length(env)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
+        super().__init__()
 
     @property
     def num_agents(self) -> int:
         return self._num_agents
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
-
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
-        require_key(key, "JaxMARLAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: MARLState, action: Array) -> MARLState:
-        check_action(self.action_space, action, where="JaxMARLAdapter.step")
-        return self._step(state, action)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MARLState:
         state_key, reset_key = jax.random.split(key)
@@ -322,7 +396,10 @@ class JaxMARLAdapter:
         next_key, step_key = jax.random.split(state.key)
         acted = state.agents.active
         actions = self._actions(action, state)
-        observations, env_state, rewards, dones, info = self.env.step_env(step_key, state.env_state, actions)
+        if self.family.step is None:
+            observations, env_state, rewards, dones, info = self.env.step_env(step_key, state.env_state, actions)
+        else:
+            observations, env_state, rewards, dones, info = self.family.step(self.env, step_key, state.env_state, actions)
         env_state = _cast_like(env_state, self._signature["env_state"])
         done = jnp.asarray(dones["__all__"], jnp.bool_)
         termination = done & self.family.termination(self.env, state.env_state, actions, env_state, info)
@@ -363,10 +440,25 @@ class JaxMARLAdapter:
             per_agent[agent] = _own_action(space, action[i])
         return per_agent
 
-    def _stack_observations(self, observations: Any, active: Bool[Array, " num_agents"]) -> Array:
-        stacked = jnp.stack(
-            [_pad(jnp.asarray(o, self._observation_dtype), self._observation_shape) for o in _per_agent(observations, self.agents)]
-        )
+    def _agent_observations(self, observations: Any) -> list[Any]:
+        if self.family.agent_observations is None:
+            return _per_agent(observations, self.agents)
+        return self.family.agent_observations(self.env, observations)
+
+    def _stack_observations(self, observations: Any, active: Bool[Array, " num_agents"]) -> Any:
+        """The agents' observations stacked into slots (entry by entry for dict observations)."""
+        per_agent = self._agent_observations(observations)
+        if isinstance(self._observation_layout, dict):
+            return {
+                name: self._stack_slots([o[name] for o in per_agent], layout, active)
+                for name, layout in self._observation_layout.items()
+            }
+        return self._stack_slots(per_agent, self._observation_layout, active)
+
+    def _stack_slots(self, observations: list[Any], layout: tuple[tuple[int, ...], Any], active: Bool[Array, " num_agents"]) -> Array:
+        """One array of slots, each agent's entry padded with zeros to the layout's shape; zeros in inactive slots."""
+        shape, dtype = layout
+        stacked = jnp.stack([_pad(jnp.asarray(o, dtype), shape) for o in observations])
         if self.family.alive is None:
             return stacked
         return jnp.where(jnp.reshape(active, active.shape + (1,) * (stacked.ndim - 1)), stacked, jnp.zeros((), stacked.dtype))
@@ -424,6 +516,11 @@ def _per_agent(tree: Any, agents: Sequence[Any]) -> list[Any]:
     if isinstance(tree, dict):
         return [tree[agent] for agent in agents]
     return list(tree)
+
+
+def _layout(observations: Sequence[Any]) -> tuple[tuple[int, ...], Any]:
+    """The shape the agents' observations are padded to and the dtype they are stacked in."""
+    return _padded_shape([tuple(o.shape) for o in observations]), jnp.result_type(*[o.dtype for o in observations])
 
 
 def _padded_shape(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:

@@ -35,11 +35,12 @@ from jumanji.types import StepType
 from jumanji.wrappers import Wrapper
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.core import State, require_key
-from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space, check_action
+from parallax.adapters.base import Adapter
+from parallax.core import State
+from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
 
 
-class JumanjiAdapter:
+class JumanjiAdapter(Adapter[State]):
     """Wraps a bare Jumanji `Environment` (as `jumanji.make` returns it).
 
     `env_state` is Jumanji's state; `info` holds the `TimeStep`'s `extras`
@@ -74,30 +75,13 @@ class JumanjiAdapter:
         )
         self._action_space = to_parallax_space(env.action_spec, action, action=True)
         self._observation_space = to_parallax_space(corrected_observation_spec(env), step.observation)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
+        super().__init__()
 
     @property
     def episode_length(self) -> int | None:
         """Jumanji's time limit, the step on which the episode is truncated; None for envs that end by their rules alone."""
         limit = getattr(self.env, "time_limit", None)
         return None if limit is None else int(limit)
-
-    def reset(self, *, key: PRNGKeyArray) -> State:
-        require_key(key, "JumanjiAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: State, action: Array) -> State:
-        check_action(self.action_space, action, where="JumanjiAdapter.step")
-        return self._step(state, action)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
         state_key, env_key = jax.random.split(key)

@@ -36,8 +36,6 @@ class MJXAdapter(PhysicsAdapter):
     later version provides one and from `env._config` otherwise.
     """
 
-    name = "MJXAdapter"
-
     def __init__(self, env: MjxEnv, episode_length: int | None = None, *, action_repeat: int | None = None):
         if not isinstance(getattr(env, "unwrapped", None), MjxEnv):
             raise TypeError(

@@ -31,8 +31,9 @@ import numpy as np
 import pgx
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.core import Agents, MARLState, State, require_key
-from parallax.spaces import Box, Discrete, MultiBinary, Space, check_action, stack_space
+from parallax.adapters.base import Adapter
+from parallax.core import Agents, MARLState, State
+from parallax.spaces import Box, Discrete, MultiBinary, Space, stack_space
 
 FLOAT_OBSERVATION_RANGE = (0.0, 1.0)
 """Pgx's float observations (chess, gardner_chess, animal_shogi) are planes of 0/1 and counts scaled into [0, 1]."""
@@ -54,12 +55,13 @@ class MaskedState(State):
     action_mask: Bool[Array, " num_actions"]
 
 
-class PgxAdapter:
+class PgxAdapter(Adapter[MARLState]):
     """Wraps a Pgx game of two or more players as a `MARLEnv` (see the module docstring for the convention).
 
     `env_state` is Pgx's `State`; `info` is empty. `reset` and `step` are
-    jitted; the key is split on every step and the half handed to Pgx, which
-    draws the dice and the deals of its stochastic games from it.
+    jitted. The key advances on every step; where the game's step draws
+    random numbers (backgammon's dice) it is split and the half handed to
+    Pgx, elsewhere a single split advances it, as nothing else needs one.
     """
 
     def __init__(self, env: pgx.Env):
@@ -74,37 +76,21 @@ class PgxAdapter:
         first = jax.eval_shape(env.init, jax.random.PRNGKey(0))
         self.num_moves = int(first.legal_action_mask.shape[-1])
         self.no_op = self.num_moves
+        self._step_uses_key = _step_uses_key(env, first)
         self._action_space = stack_space(Discrete(self.num_moves + 1), self._num_agents)
         self._observation_space = stack_space(_observation_space(env, first.observation), self._num_agents)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
+        super().__init__()
 
     @property
     def num_agents(self) -> int:
         return self._num_agents
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
-
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
-        require_key(key, "PgxAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: MARLState, action: Array) -> MARLState:
-        check_action(self.action_space, action, where="PgxAdapter.step")
-        return self._step(state, action)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MARLState:
         state_key, game_key = jax.random.split(key)
         return self._marl_state(self.env.init(game_key), jnp.zeros((), jnp.int32), state_key)
 
     def _step_unchecked(self, state: MARLState, action: Array) -> MARLState:
-        next_key, game_key = jax.random.split(state.key)
+        next_key, game_key = _advance(state.key, self._step_uses_key)
         game = state.env_state
         mover = game.current_player
         move = jnp.sum(jnp.where(jnp.arange(self._num_agents) == mover, action, 0)).astype(jnp.int32)
@@ -144,7 +130,7 @@ class PgxAdapter:
         return f"PgxAdapter({self.env.id})"
 
 
-class PgxSinglePlayerAdapter:
+class PgxSinglePlayerAdapter(Adapter[MaskedState]):
     """Wraps a single-player Pgx game (2048, MinAtar) as an `Env` whose state carries `action_mask`.
 
     The reward is Pgx's only player's; a move outside Pgx's legal mask ends
@@ -161,33 +147,17 @@ class PgxSinglePlayerAdapter:
         self.env = env
         first = jax.eval_shape(env.init, jax.random.PRNGKey(0))
         self.num_moves = int(first.legal_action_mask.shape[-1])
+        self._step_uses_key = _step_uses_key(env, first)
         self._action_space = Discrete(self.num_moves)
         self._observation_space = _observation_space(env, first.observation)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
-
-    def reset(self, *, key: PRNGKeyArray) -> MaskedState:
-        require_key(key, "PgxSinglePlayerAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: MaskedState, action: Array) -> MaskedState:
-        check_action(self.action_space, action, where="PgxSinglePlayerAdapter.step")
-        return self._step(state, action)
+        super().__init__()
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MaskedState:
         state_key, game_key = jax.random.split(key)
         return self._masked_state(self.env.init(game_key), jnp.zeros((), jnp.int32), state_key)
 
     def _step_unchecked(self, state: MaskedState, action: Array) -> MaskedState:
-        next_key, game_key = jax.random.split(state.key)
+        next_key, game_key = _advance(state.key, self._step_uses_key)
         game = _play(self.env, state.env_state, jnp.asarray(action, jnp.int32), game_key)
         return self._masked_state(game, state.step_count + 1, next_key)
 
@@ -208,7 +178,26 @@ class PgxSinglePlayerAdapter:
         return f"PgxSinglePlayerAdapter({self.env.id})"
 
 
-def _play(env: pgx.Env, game: Any, move: Array, key: PRNGKeyArray) -> Any:
+def _step_uses_key(env: pgx.Env, first: Any) -> bool:
+    """Whether the game's `step` draws random numbers, read off its traced program (`first`: the abstract initial state)."""
+    traced = jax.make_jaxpr(lambda game, move, key: env.step(game, move, key))(first, jnp.int32(0), jax.random.PRNGKey(0))
+    key_var = traced.jaxpr.invars[-1]
+    return any(var is key_var for eqn in traced.jaxpr.eqns for var in eqn.invars)
+
+
+def _advance(key: PRNGKeyArray, for_game: bool) -> tuple[PRNGKeyArray, PRNGKeyArray | None]:
+    """(the state's next key, the key Pgx's step draws from, or None where it draws nothing).
+
+    A split into two keys hashes twice (threefry), a split into one once; on
+    a cheap game like connect_four that is a visible part of a step.
+    """
+    if for_game:
+        next_key, game_key = jax.random.split(key)
+        return next_key, game_key
+    return jax.random.split(key, 1)[0], None
+
+
+def _play(env: pgx.Env, game: Any, move: Array, key: PRNGKeyArray | None) -> Any:
     """Pgx's `step` with `move`; a move outside Pgx's action range is illegal, so Pgx applies its penalty.
 
     Pgx reads legality as `legal_action_mask[move]`, which would clamp an

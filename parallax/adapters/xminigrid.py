@@ -25,13 +25,14 @@ from xminigrid.environment import Environment
 from xminigrid.types import StepType
 from xminigrid.wrappers import DmEnvAutoResetWrapper, GymAutoResetWrapper, Wrapper
 
-from parallax.core import State, require_key
-from parallax.spaces import Box, Discrete, PyTreeSpace, Space, check_action
+from parallax.adapters.base import Adapter
+from parallax.core import State
+from parallax.spaces import Box, Discrete, PyTreeSpace, Space
 
 AUTO_RESET_WRAPPERS = (GymAutoResetWrapper, DmEnvAutoResetWrapper)
 
 
-class XMiniGridAdapter:
+class XMiniGridAdapter(Adapter[State]):
     """Wraps an XLand-MiniGrid environment with its params; `params=None` means `env.default_params()`.
 
     The params are static configuration, closed over by `reset` and `step`
@@ -58,29 +59,12 @@ class XMiniGridAdapter:
         first = jax.eval_shape(lambda key: env.reset(self.params, key), jax.random.key(0))
         self._action_space = Discrete(int(env.num_actions(self.params)))
         self._observation_space = _observation_space(first.observation)
-        self._reset = jax.jit(self._reset_unchecked)
-        self._step = jax.jit(self._step_unchecked)
-
-    @property
-    def action_space(self) -> Space:
-        return self._action_space
-
-    @property
-    def observation_space(self) -> Space:
-        return self._observation_space
+        super().__init__()
 
     @property
     def episode_length(self) -> int:
         """XLand-MiniGrid's `params.max_steps`: the step on which `truncation` becomes true."""
         return int(self.params.max_steps)
-
-    def reset(self, *, key: PRNGKeyArray) -> State:
-        require_key(key, "XMiniGridAdapter.reset")
-        return self._reset(key)
-
-    def step(self, state: State, action: Array) -> State:
-        check_action(self.action_space, action, where="XMiniGridAdapter.step")
-        return self._step(state, action)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
         state_key, env_key = jax.random.split(key)

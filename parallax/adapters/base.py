@@ -1,0 +1,67 @@
+"""`Adapter`: the shell every suite adapter shares, around the two functions that differ.
+
+An adapter writes `_reset_unchecked(key)` and `_step_unchecked(state,
+action)`, the suite's own reset and step mapped onto the protocol, and sets
+`_action_space` and `_observation_space` in its constructor. This base class
+gives it the protocol's surface (docs/protocol.md): the two spaces, and
+`reset` and `step` that check their key and action with a clear error first
+and then run those functions under `jax.jit`, so that stepping eagerly, as in
+a Python loop, runs one compiled program rather than thousands of small ones.
+"""
+
+from __future__ import annotations
+
+from typing import Generic
+
+import jax
+from jaxtyping import Array, PRNGKeyArray
+
+from parallax.core import EitherStateT, require_key
+from parallax.spaces import Space, check_action
+
+
+class Adapter(Generic[EitherStateT]):
+    """A foreign environment as a parallax `Env` or `MARLEnv`, generic in the state it returns.
+
+    Subclasses call `super().__init__()` once their spaces are set; error
+    messages name the subclass (`GymnaxAdapter.step: ...`).
+    """
+
+    _action_space: Space
+    _observation_space: Space
+
+    def __init__(self) -> None:
+        self._reset = jax.jit(self._reset_unchecked)
+        self._step = jax.jit(self._step_unchecked)
+
+    @property
+    def name(self) -> str:
+        """The adapter's class name, as error messages and `repr` give it."""
+        return type(self).__name__
+
+    @property
+    def action_space(self) -> Space:
+        return self._action_space
+
+    @property
+    def observation_space(self) -> Space:
+        return self._observation_space
+
+    def reset(self, *, key: PRNGKeyArray) -> EitherStateT:
+        require_key(key, f"{self.name}.reset")
+        return self._reset(key)
+
+    def step(self, state: EitherStateT, action: Array) -> EitherStateT:
+        check_action(self.action_space, action, where=f"{self.name}.step")
+        return self._step(state, action)
+
+    def _reset_unchecked(self, key: PRNGKeyArray) -> EitherStateT:
+        """The suite's reset as a protocol state; traced, so it may not inspect values."""
+        raise NotImplementedError
+
+    def _step_unchecked(self, state: EitherStateT, action: Array) -> EitherStateT:
+        """The suite's step as a protocol state, for an action already checked; traced like `_reset_unchecked`."""
+        raise NotImplementedError
+
+
+__all__ = ["Adapter"]
