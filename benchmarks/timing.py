@@ -8,8 +8,9 @@ the first run, and keeps each run's output for the caller to read. It clears
 JAX's caches before each compile, so every candidate compiles as a fresh
 process would, whichever goes first (what one traced first, such as jnp's
 own small jitted helpers, would otherwise be free for the next), and it
-records the compile's CPU seconds beside its wall seconds: on a loaded
-machine the CPU seconds vary less.
+records CPU seconds beside wall seconds, of the compile and of each run: on
+a loaded machine a program's wall time depends on the share of the cores it
+got, its CPU seconds much less.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ class Timing:
     runs_s: tuple[float, ...]
     outputs: tuple[Any, ...] = ()
     compile_cpu_s: float = 0.0
+    runs_cpu_s: tuple[float, ...] = ()
+
+    @property
+    def median_cpu_s(self) -> float:
+        """The median run's CPU seconds (all of the process's threads)."""
+        return statistics.median(self.runs_cpu_s)
 
     @property
     def range_s(self) -> tuple[float, float]:
@@ -79,19 +86,21 @@ def compare_compiled(
         compile_s[name] = time.perf_counter() - start
         compile_cpu_s[name] = time.process_time() - cpu_start
     runs: dict[str, list[float]] = {name: [] for name in candidates}
+    runs_cpu: dict[str, list[float]] = {name: [] for name in candidates}
     outputs: dict[str, list[Any]] = {name: [] for name in candidates}
     for repeat in range(repeats):
         for name in candidates:
             key = key_of_run(repeat + 1)
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             out = compiled[name](key)
             _block(out)
             runs[name].append(time.perf_counter() - start)
+            runs_cpu[name].append(time.process_time() - cpu_start)
             outputs[name].append(jax.device_get(out))
     return {
         name: Timing(
             name, compile_s[name], statistics.median(runs[name]), tuple(runs[name]), tuple(outputs[name]),
-            compile_cpu_s[name],
+            compile_cpu_s[name], tuple(runs_cpu[name]),
         )
         for name in candidates
     }
