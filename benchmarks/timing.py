@@ -4,7 +4,13 @@ Each candidate is a jitted function of a key returning a pytree; its first
 call (compile plus run) is timed separately, then the candidates are run in
 turns so that machine noise hits them alike, and the median is reported.
 `compare_compiled` compiles ahead of time instead, so compile time excludes
-the first run, and keeps each run's output for the caller to read.
+the first run, and keeps each run's output for the caller to read. It clears
+JAX's caches before each compile, so every candidate compiles as a fresh
+process would, whichever goes first (what one traced first, such as jnp's
+own small jitted helpers, would otherwise be free for the next), and it
+records CPU seconds beside wall seconds, of the compile and of each run: on
+a loaded machine a program's wall time depends on the share of the cores it
+got, its CPU seconds much less.
 """
 
 from __future__ import annotations
@@ -25,6 +31,13 @@ class Timing:
     median_s: float
     runs_s: tuple[float, ...]
     outputs: tuple[Any, ...] = ()
+    compile_cpu_s: float = 0.0
+    runs_cpu_s: tuple[float, ...] = ()
+
+    @property
+    def median_cpu_s(self) -> float:
+        """The median run's CPU seconds (all of the process's threads)."""
+        return statistics.median(self.runs_cpu_s)
 
     @property
     def range_s(self) -> tuple[float, float]:
@@ -58,29 +71,37 @@ def compare(candidates: dict[str, Callable[[jax.Array], Any]], repeats: int = 5,
 def compare_compiled(
     candidates: dict[str, Callable[[Any], Any]], key_of_run: Callable[[int], Any], repeats: int = 5
 ) -> dict[str, Timing]:
-    """Compile each candidate ahead of time (timed: trace, lower, compile), then run them in turns.
+    """Compile each candidate ahead of time from cold caches (timed: trace, lower, compile), then run them in turns.
 
     Run `i` of every candidate gets the key `key_of_run(i + 1)` (`key_of_run(0)` is only traced);
     each run's output is kept, as numpy arrays, in `Timing.outputs`.
     """
     compiled: dict[str, Any] = {}
     compile_s: dict[str, float] = {}
+    compile_cpu_s: dict[str, float] = {}
     for name, fn in candidates.items():
-        start = time.perf_counter()
+        jax.clear_caches()
+        start, cpu_start = time.perf_counter(), time.process_time()
         compiled[name] = jax.jit(fn).lower(key_of_run(0)).compile()
         compile_s[name] = time.perf_counter() - start
+        compile_cpu_s[name] = time.process_time() - cpu_start
     runs: dict[str, list[float]] = {name: [] for name in candidates}
+    runs_cpu: dict[str, list[float]] = {name: [] for name in candidates}
     outputs: dict[str, list[Any]] = {name: [] for name in candidates}
     for repeat in range(repeats):
         for name in candidates:
             key = key_of_run(repeat + 1)
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             out = compiled[name](key)
             _block(out)
             runs[name].append(time.perf_counter() - start)
+            runs_cpu[name].append(time.process_time() - cpu_start)
             outputs[name].append(jax.device_get(out))
     return {
-        name: Timing(name, compile_s[name], statistics.median(runs[name]), tuple(runs[name]), tuple(outputs[name]))
+        name: Timing(
+            name, compile_s[name], statistics.median(runs[name]), tuple(runs[name]), tuple(outputs[name]),
+            compile_cpu_s[name], tuple(runs_cpu[name]),
+        )
         for name in candidates
     }
 

@@ -225,12 +225,18 @@ def advantages_for(policy: Policy, trajectory: Transition, last_value: Array, co
 
 
 def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
-    """Adam behind global-norm gradient clipping; the learning rate falls linearly to 0 if `anneal_lr`."""
+    """Adam behind global-norm gradient clipping; the learning rate falls linearly to 0 if `anneal_lr`.
+
+    It updates the params as one flat vector (`optax.flatten`): the same arithmetic per entry, but
+    a handful of fused loops per step instead of several per weight array, to compile and to run.
+    """
     learning_rate: float | optax.Schedule = config.learning_rate
     if config.anneal_lr:
         steps = config.num_updates * config.update_epochs * config.num_minibatches
         learning_rate = optax.linear_schedule(config.learning_rate, 0.0, steps)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5))
+    return optax.flatten(
+        optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5))
+    )
 
 
 def make_learner(

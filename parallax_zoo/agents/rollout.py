@@ -4,7 +4,7 @@ Each step reads the per-slot view of the state, acts, steps the env, keeps
 the pre-reset next observation (truncated episodes bootstrap from its value,
 docs/baselines.md), and only then resets the finished envs. The scan body is kept
 to acting and stepping: the critic runs once after the scan, over every
-step's observation and pre-reset next observation at once (the params are
+step's observation and pre-reset next observation together (the params are
 fixed during a rollout, so the values are the ones a per-step critic would
 give); every step's keys are split before the scan, to the same keys the
 step would split; and the reset runs only on steps where some env finished.
@@ -154,9 +154,10 @@ def collect(
         step, shard_env_batch(state, mesh), (act_keys, shard_env_batch(reset_keys, mesh, env_axis=1))
     )
     trajectory, next_slots = shard_env_batch((trajectory, next_slots), mesh, env_axis=1)
-    trajectory = dataclasses.replace(
-        trajectory, value=policy.value(trajectory.slots()), bootstrap_value=policy.value(next_slots)
-    )
+    # One critic pass over both sets of observations: one set of matmuls to compile and run, not two.
+    both = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), trajectory.slots(), next_slots)
+    value, bootstrap_value = jnp.split(policy.value(both), 2)
+    trajectory = dataclasses.replace(trajectory, value=value, bootstrap_value=bootstrap_value)
     return state, shard_env_batch(trajectory, mesh, env_axis=1)
 
 
