@@ -233,3 +233,28 @@ def test_a_train_into_a_folder_in_use_is_refused_at_once(tmp_path: Path, capsys:
         assert not out.exists(), "nothing was trained or written"
     finally:
         holder.communicate("", timeout=30)
+
+
+ZERO_SUM_SHIPPED = [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0", "TeamRace-v0")]
+
+
+@pytest.mark.parametrize("folder", ZERO_SUM_SHIPPED)
+def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per_seat(folder: str) -> None:
+    from parallax_zoo.scoring.anchors import anchored_rating
+    from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalResult, protocol
+
+    shipped = hub.mirror_root() / folder
+    record = json.loads((shipped / "eval.json").read_text())
+    result = EvalResult.from_json(record)
+    assert result.protocol == protocol(folder), "measured under the current protocol"
+    assert result.protocol.version == PROTOCOL_VERSION
+    rating = anchored_rating(result)
+    assert rating is not None and record["elo"] == pytest.approx(
+        {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games})
+    card = (shipped / "README.md").read_text()
+    assert f"Elo {rating.elo:.0f} (95% CI [{rating.low:.0f}, {rating.high:.0f}]" in card
+    assert list(result.opponents) == list(protocol(folder).opponents)
+    for name, games in result.opponents.items():
+        seats = [" / ".join(f"{games[f'{o}_side_{s}']:.1%}" for o in ("win", "draw", "loss")) for s in (0, 1)]
+        assert (f"| {name} | {games['games']:.0f} | {games['win']:.1%} | {games['draw']:.1%} | {games['loss']:.1%} | "
+                f"{seats[0]} | {seats[1]} |") in card

@@ -18,7 +18,7 @@ from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
 def test_protocol_is_fixed_per_env_id():
     assert protocol("Race-v0") == protocol("Race-v0")
     assert protocol("Race-v0").root_seed != protocol("GridWorld-v0").root_seed
-    assert protocol("TicTacToe-v0").zero_sum and protocol("TicTacToe-v0").opponents[0] == "random"
+    assert protocol("TicTacToe-v0").zero_sum and protocol("TicTacToe-v0").opponents == ("perfect", "random", "baseline")
     assert not protocol("GridWorld-v0").zero_sum
     assert protocol("RespawnRace-v0").max_steps == parallax_zoo.spec("RespawnRace-v0").max_steps
 
@@ -49,7 +49,7 @@ def test_cooperative_result_has_per_agent_scores_and_statistics():
 
 def test_zero_sum_result_counts_wins_draws_and_losses_from_both_seats():
     result = evaluate("TicTacToe-v0", "random")
-    record = result.opponents["random"]
+    record = result.opponents["perfect"]  # the scores are the games against the first opponent
     assert record["win"] + record["draw"] + record["loss"] == pytest.approx(1.0)
     assert set(np.unique(result.scores)) <= {-1.0, 0.0, 1.0}
     assert result.mean == pytest.approx(record["win"] - record["loss"])
@@ -57,7 +57,7 @@ def test_zero_sum_result_counts_wins_draws_and_losses_from_both_seats():
 
 def test_zero_sum_records_split_by_the_side_the_policy_held():
     result = evaluate("TicTacToe-v0", "random")
-    record = result.opponents["random"]
+    record = result.opponents["perfect"]
     scores = np.asarray(result.scores)
     for side in (0, 1):
         held = scores[side::2]  # episode e seats the policy on side e % 2
@@ -102,3 +102,27 @@ def test_unknown_policy_names_are_refused():
         evaluate("GridWorld-v0", "greedy-ish")
     with pytest.raises(TypeError, match="Policy"):
         evaluate("GridWorld-v0", jax.numpy.zeros(3))  # type: ignore[arg-type]
+
+
+def test_zero_sum_games_meet_every_ladder_opponent_from_both_seats_with_records_per_opponent_and_seat():
+    import parallax_zoo.scoring.evaluation as evaluation
+
+    for env_id in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0"):
+        fixed = protocol(env_id)
+        assert fixed.version == evaluation.PROTOCOL_VERSION == 2
+        assert fixed.opponents == (*parallax_zoo.spec(env_id).opponents, "random", "baseline")
+        assert fixed.episodes >= 200 and fixed.episodes % 2 == 0
+    result = evaluate("TicTacToe-v0", "random")
+    assert list(result.opponents) == ["perfect", "random", "baseline"]
+    for record in result.opponents.values():
+        assert record["games"] == 256 and record["games_side_0"] == record["games_side_1"] == 128
+        for side in (0, 1):
+            assert record[f"win_side_{side}"] + record[f"draw_side_{side}"] + record[f"loss_side_{side}"] == pytest.approx(1)
+        for outcome in ("win", "draw", "loss"):
+            assert (record[f"{outcome}_side_0"] + record[f"{outcome}_side_1"]) / 2 == pytest.approx(record[outcome])
+    perfect = result.opponents["perfect"]
+    assert perfect["win_side_0"] == perfect["win_side_1"] == 0.0, "perfect play never loses, from either seat"
+    assert perfect["draw_side_0"] > perfect["draw_side_1"], "the random player draws more often when it moves first"
+    assert result.opponents["random"]["win_side_0"] > result.opponents["random"]["win_side_1"]
+    saved = EvalResult.from_json(json.loads(result.to_json()))
+    assert saved.opponents == result.opponents and saved.protocol.version == 2

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from board_reference import connect_four_drop, has_line, othello_legal, othello_play
 
+import parallax_zoo
 from parallax import VmapWrapper
 from parallax_zoo.envs import ladder
 from parallax_zoo.envs.connect_four import ConnectFour
@@ -435,3 +436,56 @@ def test_ladder_players_play_only_legal_moves_from_both_seats_under_jit_and_vmap
     seat = np.arange(16) % 2
     player_reward = np.take_along_axis(reward, seat[None, :, None], axis=-1)[..., 0]
     assert player_reward.sum() > 0, "the ladder player beats a random one more often than not"
+
+
+# The ladder as registry.yaml names it -----------------------------------------------------------------------------
+
+
+REGISTRY_PLAYERS = [
+    pytest.param("TicTacToe-v0", "perfect", 9, id="perfect", marks=pytest.mark.slow),
+    pytest.param("ConnectFour-v0", "tactical", 30, id="tactical"),
+    pytest.param("ConnectFour-v0", "depth2", 30, id="depth2", marks=pytest.mark.slow),
+    pytest.param("ConnectFour-v0", "depth4", 30, id="depth4", marks=pytest.mark.slow),
+    pytest.param("Othello-v0", "positional", 40, id="positional", marks=pytest.mark.slow),
+    pytest.param("Othello-v0", "mobility", 40, id="mobility", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize(("env_id", "name", "steps"), REGISTRY_PLAYERS)
+def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_the_agents_slots(env_id: str, name: str, steps: int) -> None:
+    """The player `opponent_player` builds from registry.yaml reads the agents' flattened float slots and
+    chooses exactly what the ladder function chooses on the env's own int8 observations, every move legal."""
+    from parallax_zoo.agents.players import MaskedScriptedPlayer
+    from parallax_zoo.agents.slots import read_slots
+    from parallax_zoo.scoring.evaluation import opponent_player, protocol
+
+    assert name in protocol(env_id).opponents
+    env = parallax_zoo.make(env_id)
+    player = opponent_player(env_id, env, name)
+    assert isinstance(player, MaskedScriptedPlayer)
+    direct = ladder.per_slot(ladder.LADDER[env_id.removesuffix("-v0")][name])
+    num_envs = 8
+    venv = VmapWrapper(env, num_envs)
+    seat = (np.arange(num_envs) % 2)[:, None] == np.arange(2)[None, :]
+
+    @jax.jit
+    def run(key: jax.Array) -> tuple[jax.Array, ...]:
+        def body(state: Any, key: jax.Array) -> tuple[Any, tuple[jax.Array, ...]]:
+            player_key, other_key, reset_key = jax.random.split(key, 3)
+            mask = state.agents.action_mask
+            mine, _, _ = player.act_slots(read_slots(state), player_key)
+            expected = direct(state.agents.observation, mask, player_key)
+            theirs = jax.random.categorical(other_key, jnp.where(mask, 0.0, -jnp.inf)).astype(jnp.int32)
+            after = venv.step(state, jnp.where(seat, mine, theirs))
+            return venv.reset(key=reset_key, state=after, done=after.done), (mask, mine, expected, after.done)
+
+        start_key, play_key = jax.random.split(key)
+        return jax.lax.scan(body, venv.reset(key=start_key), jax.random.split(play_key, steps))[1]
+
+    mask, mine, expected, done = (np.asarray(x) for x in run(jax.random.key(3)))
+    assert (mine == expected).all(), "the registry's player is the ladder function itself"
+    assert np.take_along_axis(mask, mine[..., None], axis=-1).all(), "every action it returns is allowed by its mask"
+    movers = mask[..., :-1].any(axis=-1)
+    assert (mine[movers] != mask.shape[-1] - 1).all() and movers.any(), "the mover places a piece, the other waits"
+    if env_id != "Othello-v0":
+        assert done.any(), "the steps cover whole games"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -149,3 +150,59 @@ def test_results_from_nowhere_are_an_error(tmp_path):
         load_results(tmp_path / "missing")
     with pytest.raises(LeaderboardInputError, match="holds no \\*.json results"):
         load_results(tmp_path)
+
+
+# Protocol versions and the anchored Elo scale
+
+
+def test_a_results_file_of_protocol_version_1_is_refused_naming_the_version_and_the_way_out(tmp_path):
+    data = synthetic("old", (1.0,)).to_dict()
+    data["protocol"]["version"] = 1
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(LeaderboardInputError) as caught:
+        load_results(tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: protocol.version: evaluation protocol version 1, not 2; results of another "
+                              "version are refused")
+    assert "opponent ladder" in message and "parallax-zoo eval Race-v0 --policy P --out FILE" in message
+    old = dataclasses.replace(synthetic("old", (1.0,)), protocol=dataclasses.replace(protocol("Race-v0"), version=1))
+    with pytest.raises(LeaderboardInputError, match="'old' on Race-v0: evaluation protocol version 1, not 2"):
+        leaderboard([old])
+
+
+def ladder_result(policy: str, perfect: tuple[float, float, float], random: tuple[float, float, float]) -> EvalResult:
+    """A TicTacToe result with the given (win, draw, loss) rates against `perfect` and the random player."""
+    fixed = protocol("TicTacToe-v0")
+
+    def record(rates: tuple[float, float, float]) -> dict[str, float]:
+        win, draw, loss = rates
+        return {"games": float(fixed.episodes), "win": win, "draw": draw, "loss": loss, "return": win - loss}
+
+    return EvalResult("TicTacToe-v0", policy, fixed, scores=(perfect[0] - perfect[2],) * fixed.episodes,
+                      opponents={"perfect": record(perfect), "random": record(random)})
+
+
+def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_anchors_stay_put():
+    from parallax_zoo.scoring.anchors import load_anchors
+
+    drawer = ladder_result("drawer", (0.0, 1.0, 0.0), (0.9, 0.1, 0.0))
+    loser = ladder_result("loser", (0.0, 0.0, 1.0), (0.4, 0.1, 0.5))
+    alone, crowded = leaderboard([drawer]), leaderboard([drawer, loser])
+    perfect = load_anchors("TicTacToe-v0")["perfect"]
+    for board in (alone, crowded):
+        assert board.ratings["TicTacToe-v0"]["perfect"] == dataclasses.replace(perfect, games=board.ratings["TicTacToe-v0"]["perfect"].games)
+        assert board.ratings["TicTacToe-v0"]["random"].elo == 1000.0
+    ratings = crowded.ratings["TicTacToe-v0"]
+    assert ratings["loser"].elo < 1000 < ratings["drawer"].elo
+    assert ratings["drawer"].elo == pytest.approx(alone.ratings["TicTacToe-v0"]["drawer"].elo)
+    assert ratings["drawer"].elo == pytest.approx(perfect.elo, abs=80)  # draws every game with perfect play
+    row = next(row for row in crowded.rows if row.entrant == "drawer")
+    drawer_rating = ratings["drawer"]
+    assert row.elo == drawer_rating.elo and row.elo_ci == (drawer_rating.low, drawer_rating.high)
+    markdown = crowded.to_markdown()
+    assert f"| {drawer_rating.elo:.0f} [{drawer_rating.low:.0f}, {drawer_rating.high:.0f}] |" in markdown
+    assert (f"| TicTacToe-v0 | perfect | {perfect.elo:.0f} | [{perfect.low:.0f}, {perfect.high:.0f}] | "
+            f"{2 * protocol('TicTacToe-v0').episodes} | ladder anchor (fixed) |") in markdown
+    page = crowded.to_html()
+    assert "<h2>Elo ratings</h2>" in page and "<td>ladder anchor (fixed)</td>" in page and "Fisher information" in page

@@ -335,7 +335,7 @@ def test_scripted_opponents_load_by_name_and_unknown_names_list_the_known_ones()
     with pytest.raises(registry.RegistryError, match="no scripted opponent 'blocking'; registry.yaml lists: 'naive'"):
         registry.scripted_opponent("TeamRace-v0", "blocking")
     with pytest.raises(registry.RegistryError, match="lists: none"):
-        registry.scripted_opponent("TicTacToe-v0", "naive")
+        registry.scripted_opponent("Race-v0", "naive")
 
 
 # --- adapted envs (run once the adapters are installed) ------------------------------------------------------

@@ -43,7 +43,8 @@ class RandomPlayer:
 class ScriptedPlayer:
     """A fixed rule `act(observation) -> action` per slot (`[*batch, agents, obs_dim] -> [*batch, agents]`).
 
-    Registered envs name theirs in registry.yaml's `opponents` (TeamRace's naive team).
+    Registered envs name theirs in registry.yaml's `opponents` (TeamRace's naive team); a rule that
+    also reads the action mask and breaks ties at random is a `MaskedScriptedPlayer`.
     """
 
     act: Callable[[Array], Array]
@@ -56,6 +57,35 @@ class ScriptedPlayer:
                 f"{slots.active.shape}"
             )
         return action, jnp.zeros(slots.active.shape), self.value(slots)
+
+    def value(self, slots: Slots) -> Array:
+        return jnp.zeros(slots.active.shape)
+
+    def env_action(self, action: Array) -> Array:
+        return action
+
+
+@dataclass(frozen=True)
+class MaskedScriptedPlayer:
+    """A fixed rule `act(observation, action_mask, key) -> action` for one slot's view, mapped over every slot.
+
+    The rule sees one slot's flattened observation `[obs_dim]`, its action mask
+    row `[actions]` and a key of its own (so a batch of games breaks ties
+    independently); the board games' opponent ladder is written this way
+    (registry.yaml `opponents`, docs/evaluation.md).
+    """
+
+    act: Callable[[Array, Array, PRNGKeyArray], Array]
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
+        if slots.action_mask is None:
+            raise ValueError("MaskedScriptedPlayer: the env has no action mask; a rule of the observation alone is a ScriptedPlayer")
+        batch = slots.active.shape
+        observation = slots.observation.reshape(-1, slots.observation.shape[-1])
+        mask = slots.action_mask.reshape(-1, slots.action_mask.shape[-1])
+        keys = jax.random.split(key, observation.shape[0])
+        action = jax.vmap(self.act)(observation, mask, keys).reshape(batch)
+        return action, jnp.zeros(batch), self.value(slots)
 
     def value(self, slots: Slots) -> Array:
         return jnp.zeros(slots.active.shape)
@@ -109,5 +139,6 @@ class Matchup:
 
 jax.tree_util.register_dataclass(RandomPlayer, data_fields=[], meta_fields=["model"])
 jax.tree_util.register_dataclass(ScriptedPlayer, data_fields=[], meta_fields=["act"])
+jax.tree_util.register_dataclass(MaskedScriptedPlayer, data_fields=[], meta_fields=["act"])
 jax.tree_util.register_dataclass(Greedy, data_fields=["policy"], meta_fields=[])
 jax.tree_util.register_dataclass(Matchup, data_fields=["first", "second", "first_slots"], meta_fields=[])

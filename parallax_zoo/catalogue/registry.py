@@ -106,9 +106,10 @@ class EnvSpec:
     `kwargs` (and its own overrides) to the constructor, and wraps native envs
     in `TimeLimit(max_steps)`; adapters truncate at `max_steps` themselves.
     `reference_score` is what the evaluation measured on the pinned baseline.
-    `opponents` names scripted players of a zero-sum game ("name" -> "module:function",
-    the function mapping per-slot observations to actions); evaluation meets each of them
-    first, so the reference score is measured against the first one.
+    `opponents` names scripted players of a zero-sum game ("name" -> "module:function": a
+    function mapping every slot's observations to actions, or one slot's observation, action
+    mask and key to its action, as the board games' opponent ladder does); evaluation meets
+    each of them first, so the reference score is measured against the first one.
     """
 
     id: str

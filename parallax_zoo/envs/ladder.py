@@ -2,8 +2,9 @@
 
 Every ladder player has one signature, `player(observation, action_mask, key)
 -> action`, for one player's view of one board: `observation` is that
-player's int8 observation as the env emits it (the board signed from its side,
-+1 own, -1 opponent; Othello adds the turn plane), `action_mask` its row of
+player's observation as the env emits it (the board signed from its side,
++1 own, -1 opponent; Othello adds the turn plane), int8 in the board's shape
+or flattened to floats as the agents' slots carry it, `action_mask` its row of
 the env's action mask, `key` the randomness that breaks ties among equally
 good moves. It returns an `int32` action, the no-op (the last action) when the
 mask allows nothing else, so it can be called for both slots on every step.
@@ -21,7 +22,9 @@ mask allows nothing else, so it can be called for both slots on every step.
   `mobility`: the placement that leaves the opponent fewest placements, ties
   by the weight table.
 
-docs/evaluation.md describes how the evaluation protocol plays them.
+registry.yaml names them as the games' `opponents`, so the evaluation
+protocol plays every policy against them (docs/evaluation.md) and training can
+seat them (`agents.players.MaskedScriptedPlayer` plays them in every slot).
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ from parallax_zoo.envs.board import line_cells
 
 LadderPlayer = Callable[[Array, Array, PRNGKeyArray], Array]
 """`player(observation, action_mask, key) -> action` for one player's view of one board (see the module docstring)."""
+
+
+def board_view(observation: Array, shape: tuple[int, ...]) -> Int8[Array, "..."]:
+    """An observation, as the env emits it or flattened to floats, as the int8 board of `shape`."""
+    return jnp.asarray(observation).astype(jnp.int8).reshape(shape)
 
 
 def choose_best(scores: Float[Array, " moves"], action_mask: Bool[Array, " actions"], key: PRNGKeyArray) -> Int[Array, ""]:
@@ -120,7 +128,7 @@ _TTT_VALUES = solve_tictactoe()
 
 def perfect_tictactoe(observation: Int8[Array, "3 3"], action_mask: Bool[Array, " 10"], key: PRNGKeyArray) -> Int[Array, ""]:
     """Perfect play: a random choice among the moves with the best game-theoretic value."""
-    values = jnp.asarray(_TTT_VALUES)[_ttt_index(observation.reshape(9))]
+    values = jnp.asarray(_TTT_VALUES)[_ttt_index(board_view(observation, (9,)))]
     return choose_best(values.astype(jnp.float32), action_mask, key)
 
 
@@ -182,7 +190,7 @@ def tactical_connect_four(observation: Int8[Array, "6 7"], action_mask: Bool[Arr
     A cell's open lines are the four-in-a-rows through it that hold no
     opponent piece.
     """
-    cells = observation.reshape(_ROWS * _COLUMNS)
+    cells = board_view(observation, (_ROWS * _COLUMNS,))
     wins = jnp.any(_line_counts(_drops(cells, 1), 1) == 4, axis=-1)
     blocks = jnp.any(_line_counts(_drops(cells, -1), -1) == 4, axis=-1)
     open_lines = (_line_counts(cells, -1) == 0).astype(jnp.float32)
@@ -244,7 +252,7 @@ def search_connect_four(
     observation: Int8[Array, "6 7"], action_mask: Bool[Array, " 8"], key: PRNGKeyArray, depth: int
 ) -> Int[Array, ""]:
     """Fixed-depth minimax (`search_values`), a random choice among the best first drops."""
-    return choose_best(search_values(observation.reshape(_ROWS * _COLUMNS), depth), action_mask, key)
+    return choose_best(search_values(board_view(observation, (_ROWS * _COLUMNS,)), depth), action_mask, key)
 
 
 depth2_connect_four: LadderPlayer = partial(search_connect_four, depth=2)
@@ -271,7 +279,7 @@ OTHELLO_WEIGHTS = np.array(
 
 def _othello_scores(observation: Int8[Array, "8 8 2"], by_mobility: bool) -> Float[Array, " 65"]:
     """Each placement's score (the pass gets 0; it is legal only when nothing else is)."""
-    view = observation[..., 0].reshape(othello.CELLS)
+    view = board_view(observation, (othello.CELLS, 2))[:, 0]
     _, after = othello.placement_results(view)
     positional = after.astype(jnp.float32) @ OTHELLO_WEIGHTS
     scores = positional

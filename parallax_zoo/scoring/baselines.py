@@ -39,6 +39,7 @@ from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import PPOConfig, TrainState
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.selfplay import head_to_head
+from parallax_zoo.scoring.anchors import anchored_rating
 from parallax_zoo.scoring.evaluation import evaluate, opponent_player
 from parallax_zoo.errors import UserError
 
@@ -211,11 +212,10 @@ def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]
         f"{algorithm} trained {config.total_timesteps:,} env steps per seed on {config.num_envs} envs x "
         f"{config.num_steps} steps, seeds {seeds} vmapped; these are seed {seeds[0]}'s weights."
     )
-    for opponent, record in result.get("opponents", {}).items():
-        text += (f" Against {opponent_label(opponent)}: win {record['win']:.1%}, "
-                 f"draw {record['draw']:.1%}, loss {record['loss']:.1%}; wins from side 0 / side 1 "
-                 f"{record['win_side_0']:.1%} / {record['win_side_1']:.1%}.")
-    return text + " Every match is in eval.json." if result.get("opponents") else text
+    opponents = [opponent_label(name) for name in result.get("opponents", {})]
+    if opponents:
+        text += f" Evaluated against {', '.join(opponents)}, each from both seats (the table below)."
+    return text
 
 
 def train_baseline(
@@ -287,16 +287,21 @@ def write_evaluation(env_id: str, folder: Path, training_seeds: list[int], offic
 
     In zero-sum games the protocol's "baseline" opponent is these weights
     themselves (the folder is the baseline being made), so the record shows
-    how the policy fares against itself.
+    how the policy fares against itself; `eval.json` and the card also give
+    its Elo rating on the anchored scale (`anchors.anchored_rating`).
     """
     saved, config = checkpoint.load(folder, registry.make(env_id))
-    result = evaluate(env_id, saved, baseline=saved).to_dict()
+    evaluated = evaluate(env_id, saved, baseline=saved)
+    rating = anchored_rating(evaluated)
+    result = evaluated.to_dict()
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
+    if rating is not None:
+        record["elo"] = {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games}
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
         seed=training_seeds[0], description=card_description(config, training_seeds, result),
-        folder=None if official else folder,
+        folder=None if official else folder, opponents=evaluated.opponents, rating=rating,
     )
     write_text_atomic(folder / CARD_FILE, card)

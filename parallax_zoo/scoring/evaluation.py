@@ -2,19 +2,23 @@
 
 Every env id gets one protocol (docs/evaluation.md): a fixed episode count,
 episode seeds split from a root key derived from the id, greedy actions, and
-for zero-sum games fixed opponents (the uniformly random player, and the
-baseline where one is pinned) met from every seat in turn. Results carry the
-mean, std and 95% confidence interval of the episode scores, and serialise to
-JSON with everything needed to compare them later.
+for zero-sum games fixed opponents (the scripted opponents registry.yaml names,
+such as the board games' ladder, the uniformly random player, and the baseline
+where one is pinned) met from every seat equally often. Results carry the mean,
+std and 95% confidence interval of the episode scores, the record against each
+opponent overall and per seat, and serialise to JSON with everything needed to
+compare them later.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import zlib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -24,14 +28,20 @@ from jax.sharding import Mesh
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.scoring.checkpoint import package_versions
-from parallax_zoo.agents.players import Greedy, RandomPlayer, ScriptedPlayer
+from parallax_zoo.agents.players import Greedy, MaskedScriptedPlayer, RandomPlayer, ScriptedPlayer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.scoring import compiled
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+"""The evaluation protocol's version. 2: zero-sum games meet the opponent ladder, 256 games per opponent
+(128 from each seat); results of another version are refused by the leaderboard (docs/evaluation.md)."""
+EPISODES = 128
+"""Episodes of a protocol that is not a zero-sum game's."""
+GAMES_PER_OPPONENT = 256
+"""A zero-sum game's episodes against each opponent, split equally between the seats."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,8 @@ class EvalProtocol:
 
 
 def protocol(env: str | EnvSpec) -> EvalProtocol:
-    """The protocol of an env (its id or its spec): 128 episodes (zero-sum: against each opponent, both seats equally).
+    """The protocol of an env (its id or its spec): `EPISODES` episodes, or a zero-sum game's `GAMES_PER_OPPONENT`
+    against each opponent, both seats equally.
 
     A zero-sum game meets its registry.yaml `opponents` first, then the random player, then the pinned baseline.
     """
@@ -61,7 +72,7 @@ def protocol(env: str | EnvSpec) -> EvalProtocol:
         opponents = (*env_spec.opponents, RANDOM) + ((BASELINE,) if env_spec.baseline is not None else ())
     return EvalProtocol(
         env_id=env_id,
-        episodes=128,
+        episodes=GAMES_PER_OPPONENT if zero_sum else EPISODES,
         root_seed=zlib.crc32(env_id.encode()) & 0x7FFFFFFF,
         max_steps=env_spec.max_steps or 1000,
         zero_sum=zero_sum,
@@ -76,8 +87,9 @@ class EvalResult:
     `scores` holds one number per episode: the return (single-agent), the mean
     of the slots' returns (cooperative multi-agent), or the policy's side's
     return against the first opponent (zero-sum: +1 win, 0 draw, -1 loss).
-    `opponents` gives win/draw/loss and the mean against each opponent, overall and
-    from each seat (`win_side_0`, ...: the side the policy held, e.g. 0 moves first).
+    `opponents` gives, against each opponent, the games played and the win/draw/loss rates
+    and mean return, overall and from each seat (`games_side_0`, `win_side_0`, ...: the side
+    the policy held, e.g. 0 moves first).
     """
 
     env_id: str
@@ -256,7 +268,8 @@ def evaluate(
         match = compiled.match(env_spec, player, opponent, jax.random.fold_in(key, index), fixed.episodes, fixed.max_steps, mesh)
         side_returns = np.asarray(match.pop("side_returns"))
         side = np.asarray(match.pop("side"))
-        results[opponent_name] = {k: float(v) for k, v in match.items()} | per_side_record(side_returns, side)
+        results[opponent_name] = ({"games": float(side_returns.size)} | {k: float(v) for k, v in match.items()}
+                                  | per_side_record(side_returns, side))
         if index == 0:
             first_scores = tuple(float(s) for s in side_returns)
     return EvalResult(
@@ -266,12 +279,12 @@ def evaluate(
 
 
 def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, float]:
-    """Win, draw and loss rates from each side the policy held: `win_side_0`, `draw_side_0`, ..."""
+    """Games, and win, draw and loss rates, from each side the policy held: `games_side_0`, `win_side_0`, ..."""
     record = {}
     for s in np.unique(side):
         mine = side_returns[side == s]
-        record |= {f"win_side_{s}": float(np.mean(mine > 0)), f"draw_side_{s}": float(np.mean(mine == 0)),
-                   f"loss_side_{s}": float(np.mean(mine < 0))}
+        record |= {f"games_side_{s}": float(mine.size), f"win_side_{s}": float(np.mean(mine > 0)),
+                   f"draw_side_{s}": float(np.mean(mine == 0)), f"loss_side_{s}": float(np.mean(mine < 0))}
     return record
 
 
@@ -279,7 +292,8 @@ def opponent_player(env_spec: str | EnvSpec, env: Any, name: str, baseline: Poli
     """The player an opponent's name stands for in `env` (whose id or spec is `env_spec`).
 
     `random`: the uniformly random player; `baseline`: the pinned baseline, greedy (`baseline` if given,
-    else loaded); any other name: the scripted opponent registry.yaml names for the env.
+    else loaded); any other name: the scripted opponent registry.yaml names for the env (`scripted_player`).
+    The player serves evaluation and training alike (MAPPO's `opponent=`).
     """
     env_spec = registry.spec(env_spec) if isinstance(env_spec, str) else env_spec
     if name == RANDOM:
@@ -290,4 +304,20 @@ def opponent_player(env_spec: str | EnvSpec, env: Any, name: str, baseline: Poli
 
             baseline = load_baseline(env_spec.id)
         return Greedy(baseline)
-    return ScriptedPlayer(registry.scripted_opponent(env_spec, name))
+    return scripted_player(registry.scripted_opponent(env_spec, name), f"{env_spec.id} opponents.{name}")
+
+
+def scripted_player(rule: Callable[..., Any], where: str = "scripted_player") -> RolloutPolicy:
+    """The player of a registry opponent's rule, told by its arguments: `act(observation)` over every slot is a
+    `ScriptedPlayer`; `act(observation, action_mask, key)` for one slot's view (the opponent ladder's
+    signature, `parallax_zoo.envs.ladder`) is a `MaskedScriptedPlayer`."""
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in inspect.signature(rule).parameters.values() if p.kind in positional and p.default is p.empty]
+    if len(required) == 1:
+        return ScriptedPlayer(rule)
+    if len(required) == 3:
+        return MaskedScriptedPlayer(rule)
+    raise TypeError(
+        f"{where}: a scripted opponent takes (observation) for every slot or (observation, action_mask, key) for "
+        f"one slot's view; {getattr(rule, '__name__', rule)!r} takes {len(required)} required arguments"
+    )

@@ -1,14 +1,15 @@
 """The leaderboard: evaluation results ranked per env, normalized, and Elo for zero-sum games.
 
 Scores are normalized per env so that 0 is the uniformly random player and 1
-the pinned baseline (its reference score). For zero-sum games the entrants
-with policies also meet in a round robin (with the random player and the
-baseline); Elo ratings come from a Bradley-Terry fit to those games, draws
-counting half, anchored so that the random player rates 1000. A result whose
-scores are not all finite (a diverged policy) is ranked last, with a note,
-never above a finite one. Every result records its games against its named
-opponents, so results files alone carry what Elo needs; entrants add a round
-robin among themselves.
+the pinned baseline (its reference score). For zero-sum games Elo ratings come
+from every recorded game: each result's games against its protocol's opponents
+(the opponent ladder, the random player, the baseline), and for entrants a
+round robin among them, the random player and the baseline. The scale is
+anchored: the random player rates 1000 and the ladder players hold the ratings
+of their anchoring fit (`scoring.anchors`); each other rating has a 95%
+confidence interval (`scoring.ratings`). A result whose scores are not all
+finite (a diverged policy) is ranked last, with a note, never above a finite
+one; a result of another protocol version is refused.
 """
 
 from __future__ import annotations
@@ -22,24 +23,35 @@ import itertools
 import json
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import jax
-import numpy as np
 
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.env_table import markdown_table
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
-from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalProtocol, EvalResult, as_player, evaluate, protocol
+from parallax_zoo.scoring.anchors import load_anchors
+from parallax_zoo.scoring.evaluation import GAMES_PER_OPPONENT, PROTOCOL_VERSION, EvalProtocol, EvalResult, evaluate, protocol
+from parallax_zoo.scoring.ratings import (
+    RANDOM_ELO,
+    MatchRecord,
+    Rating,
+    elo_name,
+    elo_ratings,
+    fit_ratings,
+    recorded_matches,
+    round_robin,
+)
 from parallax_zoo.atomic import write_text_atomic
-from parallax_zoo.scoring import compiled
 from parallax_zoo.errors import UserError
 
-RANDOM_ELO = 1000.0
+__all__ = [
+    "RANDOM_ELO", "MatchRecord", "Rating", "elo_name", "elo_ratings", "recorded_matches", "round_robin",
+    "Leaderboard", "LeaderboardInputError", "Row", "leaderboard", "load_results", "normalize",
+]
+
 NON_FINITE_NOTE = "non-finite scores (NaN or inf): ranked last"
 RESULT_KEYS = {"env_id": str, "policy": str, "protocol": dict, "scores": list}
 """The keys a results file must hold, with their JSON types; the others `EvalResult.to_dict` holds are optional."""
@@ -55,86 +67,13 @@ COLUMN_NOTES = (
     ("95% CI", "The normal-approximation 95% confidence interval of the mean."),
     ("normalized", "(score - random) / (baseline - random): 0 is the uniformly random player, 1 the pinned "
                    "baseline's reference score; '-' where the env has no baseline."),
-    ("Elo", f"Zero-sum games only: a Bradley-Terry fit to every recorded game (draws count half), anchored so "
-            f"that the random player rates {RANDOM_ELO:.0f}."),
+    ("Elo", f"Zero-sum games only: a Bradley-Terry fit to every recorded game (draws count half, one virtual draw "
+            f"per pair), on a scale anchored so that the random player rates {RANDOM_ELO:.0f} and each ladder "
+            "player holds the rating of its anchoring fit; in brackets the 95% confidence interval from the "
+            "Fisher information of the fit, the anchors held fixed."),
     ("episodes", "Episodes behind the score."),
 )
 """What each column means, printed under the HTML table."""
-
-
-@dataclass(frozen=True)
-class MatchRecord:
-    """Games between two entrants, counted from the first one's side."""
-
-    wins: int
-    draws: int
-    losses: int
-
-
-def elo_ratings(records: Mapping[tuple[str, str], MatchRecord], anchor: str = RANDOM, iterations: int = 2000) -> dict[str, float]:
-    """Elo ratings that best explain `records` (Bradley-Terry maximum likelihood; draws count half a win each way).
-
-    Every pair also gets one virtual draw, which keeps ratings finite when an
-    entrant wins every game. `anchor` is rated `RANDOM_ELO`.
-    """
-    names = sorted({name for pair in records for name in pair})
-    index = {name: i for i, name in enumerate(names)}
-    wins = np.zeros((len(names), len(names)))
-    for (a, b), record in records.items():
-        i, j = index[a], index[b]
-        wins[i, j] += record.wins + 0.5 * record.draws + 0.5
-        wins[j, i] += record.losses + 0.5 * record.draws + 0.5
-    games = wins + wins.T
-    strength = np.ones(len(names))
-    for _ in range(iterations):
-        denominator = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
-        strength = wins.sum(axis=1) / denominator
-        strength /= np.exp(np.mean(np.log(strength)))
-    ratings = 400.0 * np.log10(strength)
-    offset = RANDOM_ELO - ratings[index[anchor]] if anchor in index else RANDOM_ELO - ratings.mean()
-    return {name: float(ratings[index[name]] + offset) for name in names}
-
-
-def elo_name(policy: str) -> str:
-    """The player a result's policy is in the Elo fit: the pinned baseline ("baseline:REPO@REV") is "baseline",
-    the name its opponents know it by."""
-    return BASELINE if policy.startswith(f"{BASELINE}:") else policy
-
-
-def recorded_matches(results: Iterable[EvalResult]) -> dict[tuple[str, str], MatchRecord]:
-    """The games every result records against its named opponents (`opponents`: win, draw and loss rates over
-    the protocol's episodes), as match records for `elo_ratings`; so results files alone give Elo ratings."""
-    records: dict[tuple[str, str], MatchRecord] = {}
-    for result in results:
-        player, games = elo_name(result.policy), result.protocol.episodes
-        for opponent, record in result.opponents.items():
-            if opponent == player or not all(math.isfinite(record.get(k, math.nan)) for k in ("win", "draw", "loss")):
-                continue
-            records[(player, opponent)] = MatchRecord(
-                wins=round(record["win"] * games), draws=round(record["draw"] * games), losses=round(record["loss"] * games)
-            )
-    return records
-
-
-def round_robin(
-    env_id: str, entrants: Mapping[str, Policy | RolloutPolicy | str], episodes: int | None = None
-) -> dict[tuple[str, str], MatchRecord]:
-    """Every pair of entrants plays `episodes` games (both seats equally) under `env_id`'s protocol."""
-    env_spec = registry.spec(env_id)
-    fixed = protocol(env_spec)
-    count = episodes or fixed.episodes
-    env = compiled.protocol_env(env_spec)
-    players = {name: as_player(env, policy, fixed.greedy) for name, policy in entrants.items()}
-    records = {}
-    for index, (a, b) in enumerate(itertools.combinations(sorted(players), 2)):
-        key = jax.random.fold_in(jax.random.key(fixed.root_seed), 1000 + index)
-        result = compiled.match(env_spec, players[a], players[b], key, count, fixed.max_steps)
-        records[(a, b)] = MatchRecord(
-            wins=round(float(result["win"]) * count),
-            draws=round(float(result["draw"]) * count),
-            losses=round(float(result["loss"]) * count),
-        )
-    return records
 
 
 @dataclass(frozen=True)
@@ -147,6 +86,8 @@ class Row:
     normalized: float | None
     elo: float | None = None
     note: str = ""
+    elo_ci: tuple[float, float] | None = None
+    """The Elo rating's 95% confidence interval (`ratings.fit_ratings`)."""
 
     @property
     def normalised(self) -> float | None:
@@ -162,8 +103,11 @@ class Leaderboard:
     rows: list[Row] = field(default_factory=list)
     date: str = field(default_factory=lambda: datetime.date.today().isoformat())
     """The day the board was made, shown on the HTML page."""
+    ratings: dict[str, dict[str, Rating]] = field(default_factory=dict)
+    """Per zero-sum env, every rated player: entrants, the baseline, the random player and the ladder anchors."""
 
     COLUMNS = ("env", "rank", "entrant", "score", "95% CI", "normalized", "Elo", "episodes", "note")
+    RATING_COLUMNS = ("env", "player", "Elo", "95% CI", "games", "role")
 
     def _cells(self) -> list[tuple[str, ...]]:
         cells = []
@@ -178,14 +122,29 @@ class Leaderboard:
                     f"{row.mean:.3f}",
                     f"[{row.ci95[0]:.3f}, {row.ci95[1]:.3f}]",
                     "-" if row.normalized is None or not math.isfinite(row.normalized) else f"{row.normalized:.3f}",
-                    "-" if row.elo is None else f"{row.elo:.0f}",
+                    "-" if row.elo is None else f"{row.elo:.0f}" + (f" [{row.elo_ci[0]:.0f}, {row.elo_ci[1]:.0f}]" if row.elo_ci else ""),
                     str(row.episodes),
                     row.note,
                 ))
         return cells
 
+    def _rating_cells(self) -> list[tuple[str, ...]]:
+        """Every rated player of each zero-sum env, best first; anchors show the interval of their anchoring fit."""
+        cells = []
+        for env_id, players in sorted(self.ratings.items()):
+            for name, rating in sorted(players.items(), key=lambda item: -item[1].elo):
+                role = "anchor (random player)" if name == RANDOM else "ladder anchor (fixed)" if rating.anchor else (
+                    "baseline" if name == BASELINE else "entrant")
+                cells.append((env_id, name, f"{rating.elo:.0f}", f"[{rating.low:.0f}, {rating.high:.0f}]", str(rating.games), role))
+        return cells
+
     def to_markdown(self) -> str:
-        return markdown_table(self.COLUMNS, self._cells())
+        """The ranked table, then (for zero-sum envs) every rated player's Elo with its 95% CI."""
+        text = markdown_table(self.COLUMNS, self._cells())
+        if self.ratings:
+            text += "\n\n**Elo ratings** (anchored scale, 95% CI from the Fisher information):\n\n"
+            text += markdown_table(self.RATING_COLUMNS, self._rating_cells())
+        return text
 
     def to_csv(self) -> str:
         buffer = io.StringIO()
@@ -202,11 +161,22 @@ class Leaderboard:
             "th,td{border:1px solid #ccc;padding:4px 10px;text-align:left}th{background:#f3f3f3}"
         )
         notes = "".join(f"<dt>{html.escape(name)}</dt><dd>{html.escape(text)}</dd>" for name, text in COLUMN_NOTES)
+        ratings = ""
+        if self.ratings:
+            rating_head = "".join(f"<th>{html.escape(c)}</th>" for c in self.RATING_COLUMNS)
+            rating_body = "".join(
+                "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self._rating_cells())
+            ratings = (
+                "<h2>Elo ratings</h2><p>Every rated player of each zero-sum game on the anchored scale: the random "
+                f"player rates {RANDOM_ELO:.0f} and the ladder players hold their anchoring fit's ratings (its 95% CI "
+                "shown); the others' 95% CI comes from the Fisher information of the fit.</p>"
+                f"<table><thead><tr>{rating_head}</tr></thead><tbody>{rating_body}</tbody></table>"
+            )
         return (
             "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Parallax Zoo leaderboard</title>"
             f"<style>{style}</style></head><body><h1>Parallax Zoo leaderboard</h1>"
             f"<p>Evaluation protocol version {PROTOCOL_VERSION}; made on {html.escape(self.date)}.</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{ratings}"
             f"<h2>Columns</h2><dl>{notes}</dl></body></html>\n"
         )
 
@@ -308,6 +278,8 @@ def _read_result(file: Path) -> EvalResult:
         expected = {"env_id": str, "opponents": list, "greedy": bool, "zero_sum": bool}.get(name, int)
         if type(value) is not expected:
             raise refuse(f"protocol.{name}", f"expected a JSON {expected.__name__}, got {value!r}")
+    if given["version"] != PROTOCOL_VERSION:
+        raise refuse("protocol.version", version_problem(given["version"], data["env_id"]))
     try:
         return EvalResult.from_json(data)
     except (TypeError, ValueError, AttributeError) as error:
@@ -320,12 +292,18 @@ def leaderboard(
 ) -> Leaderboard:
     """Rank `results` plus the `entrants` (per env id: name -> policy), evaluated here.
 
-    Only results under the current protocol of their env are ranked. Zero-sum
-    envs with entrants also get Elo ratings from a round robin among them, the
-    random player and the baseline (where pinned).
+    Only results under the current protocol of their env are ranked; a result
+    of another protocol version is a `LeaderboardInputError`. Zero-sum envs get
+    Elo ratings on the anchored scale (`ratings.fit_ratings` with
+    `anchors.load_anchors`) from every result's games against its opponents,
+    and with entrants from a round robin among them, the random player and the
+    baseline (where pinned; its own games against the ladder are played too).
     """
     by_env: dict[str, dict[str, EvalResult]] = {}
     for result in results:
+        if result.protocol.version != PROTOCOL_VERSION:
+            raise LeaderboardInputError(f"the result of {result.policy!r} on {result.env_id}: "
+                                        f"{version_problem(result.protocol.version, result.env_id)}")
         if _scored_alike(result.protocol, protocol(result.env_id)):
             if result.policy in by_env.get(result.env_id, {}):
                 raise LeaderboardInputError(
@@ -342,21 +320,24 @@ def leaderboard(
                 )
             by_env.setdefault(env_id, {})[name] = evaluate(env_id, policy, name=name)
     rows: list[Row] = []
+    board_ratings: dict[str, dict[str, Rating]] = {}
     for env_id in sorted(by_env):
         env_spec = registry.spec(env_id)
         random_score = evaluate(env_id, RANDOM).mean
-        ratings: dict[str, float] = {}
+        ratings: dict[str, Rating] = {}
         if "zero-sum" in env_spec.tags:
             records = recorded_matches(by_env[env_id].values())
             if env_id in entrants:
                 players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
-                if env_spec.baseline is not None:
+                if env_spec.baseline is not None and BASELINE not in by_env[env_id]:
                     from parallax_zoo.scoring.loading import load_baseline
 
-                    players[BASELINE] = load_baseline(env_id)
+                    baseline = players[BASELINE] = load_baseline(env_id)
+                    records.update(recorded_matches([evaluate(env_id, baseline, name=BASELINE, baseline=baseline)]))
                 records.update(round_robin(env_id, players))
             if records:
-                ratings = elo_ratings(records)
+                ratings = fit_ratings(records, load_anchors(env_id))
+                board_ratings[env_id] = ratings
         ranked = sorted(by_env[env_id].values(), key=lambda r: (r.finite, r.mean if r.finite else 0.0), reverse=True)
         for result in ranked:
             rows.append(Row(
@@ -366,7 +347,18 @@ def leaderboard(
                 ci95=result.ci95,
                 episodes=result.episodes,
                 normalized=normalize(result.mean, random_score, env_spec.reference_score),
-                elo=ratings.get(elo_name(result.policy)),
+                elo=rating.elo if (rating := ratings.get(elo_name(result.policy))) else None,
+                elo_ci=(rating.low, rating.high) if rating else None,
                 note="" if result.finite else NON_FINITE_NOTE,
             ))
-    return Leaderboard(rows)
+    return Leaderboard(rows, ratings=board_ratings)
+
+
+def version_problem(version: int, env_id: str) -> str:
+    """Why a result of another protocol version is refused, and how to get one of this version."""
+    return (
+        f"evaluation protocol version {version}, not {PROTOCOL_VERSION}; results of another version are refused, as "
+        f"their scores do not compare (version 2 plays zero-sum games against the opponent ladder, "
+        f"{GAMES_PER_OPPONENT} games per opponent, half from each seat). "
+        f"Evaluate the policy again: `parallax-zoo eval {env_id} --policy P --out FILE`"
+    )

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
+
+if TYPE_CHECKING:
+    from parallax_zoo.scoring.ratings import Rating
 
 
 def model_card(
@@ -19,11 +24,16 @@ def model_card(
     seed: int | None = None,
     description: str = "",
     folder: str | os.PathLike[str] | None = None,
+    opponents: Mapping[str, Mapping[str, float]] | None = None,
+    rating: Rating | None = None,
 ) -> str:
     """The Hub model card (README.md) of a policy folder, in the Hub's RL convention: tags and a `model-index` mean_reward.
 
     Without `folder` it is the card of the official baseline; with it, of a
     user's own run in that folder, whose snippets load the folder itself.
+    Zero-sum games add the record against each protocol opponent overall and
+    per seat (`opponents`, as `EvalResult.opponents` holds it) and the policy's
+    Elo `rating` on the anchored scale (docs/evaluation.md).
     """
     for name, value in (("env_id", env_id), ("algorithm", algorithm)):
         if not isinstance(value, str) or not value or value.strip() != value or "\n" in value:
@@ -50,9 +60,10 @@ def model_card(
         ],
     }
     seed_text = str(seed) if seed is not None else "S"
+    games = opponents_section(opponents or {}, rating)
     if folder is not None:
         return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n" + _run_card(
-            env_id, algorithm, score, episodes, description, Path(folder).as_posix(), seed_text)
+            env_id, algorithm, score, episodes, description, Path(folder).as_posix(), seed_text, games)
     body = f"""# {algorithm} baseline for {env_id}
 
 The reference {algorithm} policy of the Parallax Zoo environment `{env_id}`.{" " + description if description else ""}
@@ -61,7 +72,7 @@ The reference {algorithm} policy of the Parallax Zoo environment `{env_id}`.{" "
 
 mean_reward = {score} over {episodes} episodes of the fixed evaluation protocol of `{env_id}`,
 measured by `parallax_zoo.evaluate` on these exact weights (see `eval.json`).
-
+{games}
 ## Use
 
 ```python
@@ -94,7 +105,29 @@ parallax-zoo train {env_id} --seed {seed_text}
     return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n{body}"
 
 
-def _run_card(env_id: str, algorithm: str, score: str, episodes: int, description: str, folder: str, seed: str) -> str:
+def opponents_section(opponents: Mapping[str, Mapping[str, float]], rating: Rating | None) -> str:
+    """The card's Elo rating and its table of games against each protocol opponent, overall and from each seat ("" for none)."""
+    if not opponents:
+        return ""
+    text = "\n## Opponents and Elo\n\n"
+    if rating is not None:
+        text += (f"Elo {rating.elo:.0f} (95% CI [{rating.low:.0f}, {rating.high:.0f}], from the Fisher information of the fit) "
+                 "on the zoo's anchored scale: the random player rates 1000 and each ladder opponent holds the rating of "
+                 "its anchoring fit (docs/evaluation.md).\n\n")
+    text += ("| opponent | games | win | draw | loss | from side 0: win / draw / loss | from side 1: win / draw / loss |\n"
+             "| --- | --- | --- | --- | --- | --- | --- |\n")
+    for name, record in opponents.items():
+        seats = [" / ".join(f"{record.get(f'{outcome}_side_{side}', math.nan):.1%}" for outcome in ("win", "draw", "loss"))
+                 for side in (0, 1)]
+        text += (f"| {name} | {record['games']:.0f} | {record['win']:.1%} | {record['draw']:.1%} | {record['loss']:.1%} | "
+                 f"{seats[0]} | {seats[1]} |\n")
+    return text + ("\nSide 0 moves first in the board games. `baseline` is these weights themselves. Every game is "
+                   "counted in `eval.json`.\n")
+
+
+def _run_card(
+    env_id: str, algorithm: str, score: str, episodes: int, description: str, folder: str, seed: str, games: str = ""
+) -> str:
     """The body of a user's run's card: names it as theirs, not the reference policy, and loads this folder."""
     return f"""# Your {algorithm} run on {env_id}
 
@@ -105,7 +138,7 @@ A policy you trained on the Parallax Zoo environment `{env_id}` with `parallax-z
 
 mean_reward = {score} over {episodes} episodes of the fixed evaluation protocol of `{env_id}`,
 measured by `parallax_zoo.evaluate` on these exact weights (see `eval.json`).
-
+{games}
 ## Use
 
 ```python
