@@ -14,6 +14,7 @@ from board_reference import connect_four_drop, has_line, othello_legal, othello_
 
 import parallax_zoo
 from parallax import VmapWrapper
+from parallax.wrappers import RecordEpisodeStatistics
 from parallax_zoo.envs import ladder
 from parallax_zoo.envs.connect_four import ConnectFour
 from parallax_zoo.envs.othello import Othello
@@ -489,3 +490,32 @@ def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_
     assert (mine[movers] != mask.shape[-1] - 1).all() and movers.any(), "the mover places a piece, the other waits"
     if env_id != "Othello-v0":
         assert done.any(), "the steps cover whole games"
+
+
+@pytest.mark.slow
+def test_a_registry_ladder_player_seats_as_a_training_opponent() -> None:
+    """MAPPO's opponent envs (`collect_against`) seat `perfect` as registry.yaml names it: the learner never wins there."""
+    from parallax_zoo.agents.networks import ActorCritic
+    from parallax_zoo.agents.players import RandomPlayer
+    from parallax_zoo.agents.policy import actor_critic_for
+    from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
+    from parallax_zoo.scoring.evaluation import opponent_player
+
+    env = parallax_zoo.make("TicTacToe-v0")
+    num_envs, steps = 16, 36
+    venv = RecordEpisodeStatistics(VmapWrapper(env, num_envs))
+    model: ActorCritic = actor_critic_for(env)
+    learner = RandomPlayer(model)
+    learner_slot = np.arange(num_envs) % 2  # the learner holds side e % 2 of env e
+
+    @jax.jit
+    def learner_rewards(opponent: Any, key: jax.Array) -> jax.Array:
+        state = venv.reset(key=key)
+        _, trajectory = collect_against(venv, learner, TrainingOpponent(opponent, num_envs), state, key, steps)
+        return trajectory.reward
+
+    for name, never_wins in (("perfect", True), ("random", False)):
+        reward = np.asarray(learner_rewards(opponent_player("TicTacToe-v0", env, name), jax.random.key(1)))
+        mine = np.take_along_axis(reward, learner_slot[None, :, None], axis=-1)[..., 0]
+        assert (mine < 0).any(), name
+        assert (mine.max() <= 0) == never_wins, name

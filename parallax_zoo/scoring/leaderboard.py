@@ -318,6 +318,11 @@ def leaderboard(
                     f"the entrant {name!r} on {env_id} has the name of a result in --results; the board was not made. "
                     "Rename one of them"
                 )
+            if name in registry.spec(env_id).opponents:
+                raise LeaderboardInputError(
+                    f"the entrant {name!r} on {env_id} has the name of a scripted opponent of its protocol (registry.yaml "
+                    "`opponents`); the board was not made. Rename the entrant"
+                )
             by_env.setdefault(env_id, {})[name] = evaluate(env_id, policy, name=name)
     rows: list[Row] = []
     board_ratings: dict[str, dict[str, Rating]] = {}
@@ -329,11 +334,12 @@ def leaderboard(
             records = recorded_matches(by_env[env_id].values())
             if env_id in entrants:
                 players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
-                if env_spec.baseline is not None and BASELINE not in by_env[env_id]:
+                if env_spec.baseline is not None:
                     from parallax_zoo.scoring.loading import load_baseline
 
                     baseline = players[BASELINE] = load_baseline(env_id)
-                    records.update(recorded_matches([evaluate(env_id, baseline, name=BASELINE, baseline=baseline)]))
+                    if BASELINE not in map(elo_name, by_env[env_id]):  # its own games against the ladder
+                        records.update(recorded_matches([evaluate(env_id, baseline, name=BASELINE, baseline=baseline)]))
                 records.update(round_robin(env_id, players))
             if records:
                 ratings = fit_ratings(records, load_anchors(env_id))

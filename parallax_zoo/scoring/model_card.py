@@ -99,7 +99,7 @@ parallax-zoo train {env_id} --seed {seed_text}
 
 - `model.safetensors`: the policy parameters (safetensors only, never pickle)
 - `config.yaml`: every hyperparameter and the package versions used
-- `eval.json`: episodes, seeds, mean, std and 95% confidence interval
+- `eval.json`: episodes, seeds, mean, std and 95% confidence interval (zero-sum games: every opponent's record and the Elo rating)
 - `curve.png`: the training curve
 """
     return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n{body}"
@@ -168,6 +168,6 @@ parallax-zoo train {env_id} --seed {seed} --config {folder}/config.yaml --out {f
 
 - `model.safetensors`: the policy parameters (safetensors only, never pickle)
 - `config.yaml`: every hyperparameter and the package versions used
-- `eval.json`: episodes, seeds, mean, std and 95% confidence interval
+- `eval.json`: episodes, seeds, mean, std and 95% confidence interval (zero-sum games: every opponent's record and the Elo rating)
 - `curve.png`: the training curve
 """
