@@ -335,11 +335,9 @@ def leaderboard(
             if env_id in entrants:
                 players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
                 if env_spec.baseline is not None:
-                    from parallax_zoo.scoring.loading import load_baseline
-
-                    baseline = players[BASELINE] = load_baseline(env_id)
+                    players[BASELINE], measured = pinned_baseline(env_id)
                     if BASELINE not in map(elo_name, by_env[env_id]):  # its own games against the ladder
-                        records.update(recorded_matches([evaluate(env_id, baseline, name=BASELINE, baseline=baseline)]))
+                        records.update(recorded_matches([measured]))
                 records.update(round_robin(env_id, players))
             if records:
                 ratings = fit_ratings(records, load_anchors(env_id))
@@ -358,6 +356,20 @@ def leaderboard(
                 note="" if result.finite else NON_FINITE_NOTE,
             ))
     return Leaderboard(rows, ratings=board_ratings)
+
+
+def pinned_baseline(env_id: str) -> tuple[Policy, EvalResult]:
+    """The pinned baseline and its protocol games: those its hash-checked `eval.json` records where they were
+    measured under the current protocol, else played here."""
+    from parallax_zoo.scoring.loading import baseline_files, load_files
+
+    files = baseline_files(env_id)
+    baseline = load_files(files, registry.make(env_id))
+    if "eval.json" in files.contents:
+        measured = EvalResult.from_json(json.loads(files.contents["eval.json"]))
+        if measured.protocol == protocol(env_id):
+            return baseline, dataclasses.replace(measured, policy=BASELINE)
+    return baseline, evaluate(env_id, baseline, name=BASELINE, baseline=baseline)
 
 
 def version_problem(version: int, env_id: str) -> str:
