@@ -113,7 +113,10 @@ def _eval(args: argparse.Namespace) -> int:
     if not result.finite:
         print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
     for opponent, record in result.opponents.items():
-        print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}")
+        seats = "  ".join(f"side {side}: {record[f'win_side_{side}']:.0%}/{record[f'draw_side_{side}']:.0%}/"
+                          f"{record[f'loss_side_{side}']:.0%}" for side in (0, 1) if f"win_side_{side}" in record)
+        print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}"
+              f"  ({record.get('games', result.episodes):.0f} games; win/draw/loss {seats})")
     reference = parallax_zoo.spec(args.env_id).reference_score
     if reference is not None:
         print(f"  reference score of the baseline: {reference:.3f}")

@@ -16,9 +16,9 @@ import inspect
 import json
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import jax
