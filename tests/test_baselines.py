@@ -165,12 +165,20 @@ TARGETS: dict[str, tuple[str, Any]] = {
     "Race-v0": ("near optimal", lambda r: r.mean >= 0.85),
     "RespawnRace-v0": ("near optimal", lambda r: r.mean >= 6.0),
     "gymnax/CartPole-v1": ("at least 475", lambda r: r.mean >= 475),
+    # The board games' ladder targets (docs/baselines.md, "Board baselines"), over the protocol's games from both seats.
     "TicTacToe-v0": (
-        "never loses to random, draws against itself",
-        lambda r: r.opponents["random"]["loss"] == 0 and r.opponents["baseline"]["draw"] == 1,
+        "draws every game against perfect play, never loses to perfect or random play, draws against itself",
+        lambda r: r.opponents["perfect"]["draw"] == 1 and r.opponents["random"]["loss"] == 0 and r.opponents["baseline"]["draw"] == 1,
     ),
-    "ConnectFour-v0": ("90% wins vs random from either seat", lambda r: min(_from_each_side(r.opponents["random"], "win")) >= 0.9),
-    "Othello-v0": ("90% wins vs random from either seat", lambda r: min(_from_each_side(r.opponents["random"], "win")) >= 0.9),
+    "ConnectFour-v0": (
+        "90% wins vs tactical, 60% vs depth2, 90% vs random from either seat",
+        lambda r: r.opponents["tactical"]["win"] >= 0.9 and r.opponents["depth2"]["win"] >= 0.6
+        and min(_from_each_side(r.opponents["random"], "win")) >= 0.9,
+    ),
+    "Othello-v0": (
+        "80% wins vs positional, 90% vs random from either seat",
+        lambda r: r.opponents["positional"]["win"] >= 0.8 and min(_from_each_side(r.opponents["random"], "win")) >= 0.9,
+    ),
     "TeamRace-v0": (
         "beats the naive team from either side",
         lambda r: all(w > 0.5 for w in _from_each_side(r.opponents["naive"], "win")),
