@@ -86,6 +86,19 @@ def test_searching_games_of_one_kind_share_their_compiled_program() -> None:
     assert parallax_zoo.make("TicTacToe-v0").unwrapped != ENV.unwrapped
 
 
+def test_a_rotation_deals_its_players_over_the_games_in_turn() -> None:
+    from parallax_zoo.agents.players import Rotation, ScriptedPlayer
+    from parallax_zoo.agents.slots import Slots
+    from parallax_zoo.scoring.baselines import training_opponent
+
+    constant = [ScriptedPlayer(lambda observation, k=k: jnp.full(observation.shape[:-1], k, jnp.int32)) for k in range(3)]
+    games = Slots(jnp.zeros((5, 2, 3)), jnp.zeros((5, 6)), None, jnp.ones((5, 2), bool), jnp.zeros((5, 2)))
+    action, _, _ = jax.jit(Rotation(tuple(constant)).act_slots)(games, KEY)
+    np.testing.assert_array_equal(action, [[0, 0], [1, 1], [2, 2], [0, 0], [1, 1]])
+    assert isinstance(training_opponent("TicTacToe-v0", parallax_zoo.make("TicTacToe-v0"), "random+random"), Rotation)
+
+
+@pytest.mark.slow
 def test_a_fine_tune_stage_trains_from_the_given_weights_against_a_rotation_and_records_its_curve() -> None:
     from parallax_zoo.agents.mappo import MAPPOConfig
     from parallax_zoo.scoring.fine_tune import SEGMENTS, Stage, fine_tune

@@ -259,7 +259,7 @@ def play_description(env_id: str, agent: Policy | SearchPlayer) -> str:
     return (
         f" It plays with Gumbel MuZero search (`mctx`) over the game's own rules: {settings.simulations} simulations "
         f"per move, the network's policy as prior and its critic as leaf value"
-        f"{', and a one-move win check at every node' if settings.win_check else ''}; one move costs "
+        f"{', and a one-move win check at every node' if settings.win_check else ''}; one move from the opening costs "
         f"{cost:.0f} ms for a batch of {MOVE_COST_GAMES} games ({cost / MOVE_COST_GAMES:.1f} ms per game) on "
         f"{jax.devices()[0].platform.upper()} with {os.cpu_count()} cores. `load_baseline` returns the whole agent "
         "(a `SearchPlayer`); its `.policy` is the raw network, which plays greedily without search."
@@ -344,12 +344,16 @@ def output_lock(folder: Path) -> Iterator[None]:
         lock.release()
 
 
-def write_evaluation(env_id: str, folder: Path, training_seeds: list[int], official: bool = True, training: str = "") -> None:
+def write_evaluation(
+    env_id: str, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None
+) -> None:
     """Evaluate the agent saved in `folder` and write its `eval.json` and model card.
 
     The agent plays whole: a folder whose config has `search` settings plays
     with its search, and the card states its cost per move. `training` is a
-    sentence or two for the card on how the weights were trained and how long it took.
+    sentence or two for the card on how the weights were trained and how long
+    it took, kept in `eval.json` as `training_note`; None keeps the note the
+    folder's `eval.json` has (a re-measurement retrains nothing).
 
     In zero-sum games the protocol's "baseline" opponent is these weights
     themselves (the folder is the baseline being made), so the record shows
@@ -359,7 +363,12 @@ def write_evaluation(env_id: str, folder: Path, training_seeds: list[int], offic
     saved = load_folder(folder, env)
     config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
     result = evaluate(env_id, saved, baseline=saved).to_dict()
+    if training is None:
+        previous = folder / EVAL_FILE
+        training = json.loads(previous.read_text(encoding="utf-8")).get("training_note", "") if previous.is_file() else ""
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
+    if training:
+        record["training_note"] = training
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = model_card(

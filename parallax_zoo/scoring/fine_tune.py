@@ -55,6 +55,7 @@ RECIPES: dict[str, tuple[Stage, ...]] = {
     "ConnectFour-v0": (
         Stage(("tactical", "depth2"), 0.75, 2**21, 3e-4),
         Stage(("depth2", "depth2", "tactical"), 0.9, 2**22, 3e-4),
+        Stage(("depth2", "random", "tactical", "depth2"), 0.9, 2**20, 1e-4),
     ),
     "Othello-v0": (
         Stage(("positional", "mobility"), 0.75, 2**21, 3e-4),
