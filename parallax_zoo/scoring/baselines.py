@@ -344,6 +344,13 @@ def output_lock(folder: Path) -> Iterator[None]:
         lock.release()
 
 
+def previous_training_note(folder: Path) -> str:
+    """The training note the folder's `eval.json` keeps, or "" where it has none."""
+    path = folder / EVAL_FILE
+    note = json.loads(path.read_text(encoding="utf-8")).get("training_note", "") if path.is_file() else ""
+    return str(note)
+
+
 def write_evaluation(
     env_id: str, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None
 ) -> None:
@@ -364,8 +371,7 @@ def write_evaluation(
     config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
     result = evaluate(env_id, saved, baseline=saved).to_dict()
     if training is None:
-        previous = folder / EVAL_FILE
-        training = json.loads(previous.read_text(encoding="utf-8")).get("training_note", "") if previous.is_file() else ""
+        training = previous_training_note(folder)
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
     if training:
         record["training_note"] = training
