@@ -201,6 +201,18 @@ def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_
 
 
 
+@pytest.mark.parametrize("folder", [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0")])
+def test_a_shipped_board_baselines_record_meets_its_ladder_target(folder: str) -> None:
+    """The cheap check: the protocol's record shipped in eval.json meets the target (the test above re-measures it)."""
+    from parallax_zoo.scoring.evaluation import EvalResult, protocol
+
+    result = EvalResult.from_json(json.loads((hub.mirror_root() / folder / "eval.json").read_text()))
+    assert result.protocol == protocol(folder), "measured under the current protocol"
+    assert all(record["games"] >= 200 for record in result.opponents.values()), "at least 200 games per opponent"
+    target, met = TARGETS[folder]
+    assert met(result), f"{folder} misses its target ({target}): {result.opponents}"
+
+
 def test_pin_changes_only_the_pinned_values_and_keeps_comments_and_blank_lines(trained: Path, tmp_path: Path) -> None:
     original = PACKAGED_REGISTRY.read_text()
     entry = original.index("  - id: GridWorld-v0\n")

@@ -344,6 +344,12 @@ def output_lock(folder: Path) -> Iterator[None]:
         lock.release()
 
 
+def card_notes(record: dict[str, Any]) -> str:
+    """The sentences an `eval.json` record adds to its card's summary: how the agent plays (a search and its
+    measured cost per move) and how it was trained; the card is what the card writer makes of `eval.json`."""
+    return str(record.get("play_note", "")) + str(record.get("training_note", ""))
+
+
 def previous_training_note(folder: Path) -> str:
     """The training note the folder's `eval.json` keeps, or "" where it has none."""
     path = folder / EVAL_FILE
@@ -359,8 +365,9 @@ def write_evaluation(
     The agent plays whole: a folder whose config has `search` settings plays
     with its search, and the card states its cost per move. `training` is a
     sentence or two for the card on how the weights were trained and how long
-    it took, kept in `eval.json` as `training_note`; None keeps the note the
-    folder's `eval.json` has (a re-measurement retrains nothing).
+    it took, kept in `eval.json` as `training_note` (the search's sentence is
+    its `play_note`); None keeps the note the folder's `eval.json` has (a
+    re-measurement retrains nothing).
 
     In zero-sum games the protocol's "baseline" opponent is these weights
     themselves (the folder is the baseline being made), so the record shows
@@ -373,13 +380,13 @@ def write_evaluation(
     if training is None:
         training = previous_training_note(folder)
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
-    if training:
-        record["training_note"] = training
+    notes = {"play_note": play_description(env_id, saved), "training_note": training}
+    record |= {key: note for key, note in notes.items() if note}
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
-        seed=training_seeds[0], description=card_description(config, training_seeds, result) + play_description(env_id, saved) + training,
+        seed=training_seeds[0], description=card_description(config, training_seeds, result) + card_notes(record),
         folder=None if official else folder,
     )
     write_text_atomic(folder / CARD_FILE, card)
