@@ -137,8 +137,41 @@ class Matchup:
         return self.first.env_action(action)
 
 
+@dataclass(frozen=True)
+class Rotation:
+    """Several players dealt over a batch of games: game `e` of `[games, agents]` is played by `players[e % len(players)]`.
+
+    A training opponent that mixes, for instance, the opponent ladder's rungs
+    (`mappo.training`'s `opponent`). Every player acts on the whole batch and
+    each game keeps its own player's actions, so the rotation stays one jitted program.
+    """
+
+    players: tuple[RolloutPolicy, ...]
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
+        keys = jax.random.split(key, len(self.players))
+        outputs = [player.act_slots(slots, k) for player, k in zip(self.players, keys)]
+        dealt = jnp.arange(slots.active.shape[0]) % len(self.players)
+
+        def pick(*fields: Array) -> Array:
+            chosen = fields[0]
+            for index, field in enumerate(fields[1:], start=1):
+                chosen = jnp.where((dealt == index).reshape((-1,) + (1,) * (field.ndim - 1)), field, chosen)
+            return chosen
+
+        action, log_prob, value = (pick(*fields) for fields in zip(*outputs))
+        return action, log_prob, value
+
+    def value(self, slots: Slots) -> Array:
+        return jnp.zeros(slots.active.shape)
+
+    def env_action(self, action: Array) -> Array:
+        return self.players[0].env_action(action)
+
+
 jax.tree_util.register_dataclass(RandomPlayer, data_fields=[], meta_fields=["model"])
 jax.tree_util.register_dataclass(ScriptedPlayer, data_fields=[], meta_fields=["act"])
 jax.tree_util.register_dataclass(MaskedScriptedPlayer, data_fields=[], meta_fields=["act"])
 jax.tree_util.register_dataclass(Greedy, data_fields=["policy"], meta_fields=[])
+jax.tree_util.register_dataclass(Rotation, data_fields=["players"], meta_fields=[])
 jax.tree_util.register_dataclass(Matchup, data_fields=["first", "second", "first_slots"], meta_fields=[])

@@ -29,6 +29,7 @@ from typing import Generic, NamedTuple, TypeVar
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 from jaxtyping import Array, Bool, Float, Int, Int8, PRNGKeyArray
 
 from parallax.core import Agents, MARLState, require_key
@@ -70,7 +71,8 @@ class BoardGame(Generic[GameT]):
     (the no-op is the last action), and implement `_init() -> Position`,
     `_step(game, move) -> Position` (`move` is the mover's legal move, or -1
     for an illegal one, which loses and changes nothing but `to_move` and
-    `winner`) and `render(state)`.
+    `winner`), `_position(cells, to_move) -> Position` (any position, for
+    `position`) and `render(state)`.
     """
 
     num_agents: int = NUM_PLAYERS
@@ -112,7 +114,30 @@ class BoardGame(Generic[GameT]):
         position = Position(kept, played.legal_moves, played.ended | finished)
         return self._state(position, state.step_count + 1, state.key, finished_before=finished)
 
+    def position(self, cells: ArrayLike, to_move: int | Int[Array, ""], *, key: PRNGKeyArray) -> MARLState:
+        """The state of any position (+1 slot 0, -1 slot 1, 0 empty; row-major) with `to_move` to play.
+
+        For puzzles, tests, evaluation from set openings, and players that
+        search ahead from what they observe (the global observation is the
+        cells and `to_move`, `global_observe`). The masks follow the rules; a
+        position the rules call over comes back terminated, with its winner.
+        """
+        require_key(key, f"{type(self).__name__}.position")
+        if isinstance(to_move, int) and to_move not in (0, 1):
+            raise ValueError(f"{type(self).__name__}.position: to_move must be 0 (slot 0, X) or 1 (slot 1, O), got {to_move}.")
+        cells = jnp.asarray(cells)
+        size = self.height * self.width
+        if cells.shape != (size,):
+            raise ValueError(
+                f"{type(self).__name__}.position expects a flat board of shape ({size},), got {cells.shape}; "
+                f"reshape a {self.height}x{self.width} board with .reshape({size})."
+            )
+        return self._state(self._position(cells.astype(jnp.int8), jnp.asarray(to_move, jnp.int32)), jnp.int32(0), key)
+
     def _init(self) -> Position:
+        raise NotImplementedError
+
+    def _position(self, cells: Int8[Array, " cells"], to_move: Int[Array, ""]) -> Position:
         raise NotImplementedError
 
     def _step(self, game: GameT, move: Int[Array, ""]) -> Position:
@@ -130,6 +155,13 @@ class BoardGame(Generic[GameT]):
     def render_text(self, state: MARLState) -> str:
         """The board as text: `X`, `O`, `.` with 0-based row and column labels, then whose turn or the result."""
         return board_text(state, self.height, self.width)
+
+    def __eq__(self, other: object) -> bool:
+        """Games of one kind and picture size are interchangeable (envs are immutable), so jitted code compiled for one serves the other."""
+        return type(other) is type(self) and other.cell_pixels == self.cell_pixels  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.cell_pixels))
 
     def __repr__(self) -> str:
         """`TicTacToe()`: the constructor call, naming `cell_pixels` only where it is not the default 32."""

@@ -90,6 +90,18 @@ class ConnectFour(board.BoardGame[ConnectFourState]):
         next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights, columns=columns)
         return board.Position(next_game, open_columns, ended)
 
+    def _position(self, cells: Int8[Array, " 42"], to_move: Int[Array, ""]) -> board.Position:
+        """Any position (pieces are taken to rest on each other, as drops leave them): a player holding four in a row has won (slot 0 first), a full board is a draw."""
+        grid = cells.reshape(self.height, self.width)
+        heights = jnp.sum(grid != 0, axis=0).astype(jnp.int8)
+        row_bits = jnp.left_shift(1, jnp.arange(self.height - 1, -1, -1, dtype=jnp.int32))[:, None]
+        columns = jnp.stack([jnp.sum(jnp.where(grid == mark, row_bits, 0), axis=0) for mark in (1, -1)]).astype(jnp.int32)
+        won = jnp.stack([_four_in_a_row(columns[0]), _four_in_a_row(columns[1])])
+        open_columns = heights < self.height
+        winner = jnp.where(won[0], 0, jnp.where(won[1], 1, board.NO_WINNER)).astype(jnp.int32)
+        game = ConnectFourState(board=cells, to_move=to_move, winner=winner, heights=heights, columns=columns)
+        return board.Position(game, open_columns, jnp.any(won) | ~jnp.any(open_columns))
+
     def render(self, state: MARLState) -> Image:
         """An RGB picture: red discs for X, yellow for O, white holes in a blue frame (pure `jnp`, jittable)."""
         grid = state.env_state.board.reshape(self.height, self.width)

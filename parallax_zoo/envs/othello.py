@@ -26,11 +26,10 @@ from typing import Annotated
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
-from jaxtyping import Array, Bool, Int, Int8, PRNGKeyArray
+from jaxtyping import Array, Bool, Int, Int8
 
 from parallax.arguments import Range, check_arguments
-from parallax.core import MARLState, require_key
+from parallax.core import MARLState
 from parallax_zoo.envs import board
 from parallax_zoo.envs.board import BoardState
 from parallax_zoo.envs.rendering import BLACK, GREEN, WHITE, Image
@@ -203,20 +202,9 @@ class Othello(board.BoardGame[BoardState]):
         """The standard opening position, X (slot 0, black) to move."""
         return self._settle(self._start, jnp.int32(0), jnp.bool_(True))
 
-    def position(self, cells: ArrayLike, to_move: int | Int[Array, ""], *, key: PRNGKeyArray) -> MARLState:
-        """The state of any position (+1 slot 0, -1 slot 1, 0 empty; row-major) with `to_move` to play.
-
-        For puzzles, tests and evaluation from set openings. The masks follow
-        the rules (a pass when `to_move` cannot place); a position where
-        neither player can place comes back terminated, scored by discs.
-        """
-        require_key(key, "Othello.position")
-        if isinstance(to_move, int) and to_move not in (0, 1):
-            raise ValueError(f"Othello.position: to_move must be 0 (slot 0, X) or 1 (slot 1, O), got {to_move}.")
-        cells = jnp.asarray(cells)
-        if cells.shape != (CELLS,):
-            raise ValueError(f"Othello.position expects a flat board of shape ({CELLS},), got {cells.shape}; reshape an 8x8 board with .reshape(64).")
-        return self._state(self._settle(cells.astype(jnp.int8), jnp.asarray(to_move, jnp.int32), jnp.bool_(True)), jnp.int32(0), key)
+    def _position(self, cells: Int8[Array, " 64"], to_move: Int[Array, ""]) -> board.Position:
+        """Any position: the masks follow the rules (a pass when `to_move` cannot place); where neither player can place it is over, scored by discs."""
+        return self._settle(cells, to_move, jnp.bool_(True))
 
     def _step(self, game: BoardState, move: Int[Array, ""]) -> board.Position:
         """Place (flipping every flanked run) or pass; the game ends when neither player can place."""

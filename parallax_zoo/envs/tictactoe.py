@@ -17,7 +17,7 @@ from typing import Annotated
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Int
+from jaxtyping import Array, Int, Int8
 
 from parallax.arguments import Range, check_arguments
 from parallax.core import MARLState
@@ -80,6 +80,16 @@ class TicTacToe(board.BoardGame[TicTacToeState]):
         winner, ended = board.placement_outcome(legal, won, open_cells, game.to_move)
         next_game = TicTacToeState(board=placed, to_move=1 - game.to_move, winner=winner, pieces=pieces)
         return board.Position(next_game, open_cells, ended)
+
+    def _position(self, cells: Int8[Array, " 9"], to_move: Int[Array, ""]) -> board.Position:
+        """Any position: a player holding a line has won (slot 0 first), a full board is a draw."""
+        bits = jnp.left_shift(jnp.int32(1), jnp.arange(cells.shape[0], dtype=jnp.int32))
+        pieces = jnp.stack([jnp.sum(jnp.where(cells == mark, bits, 0)) for mark in (1, -1)]).astype(jnp.int32)
+        won = jnp.asarray(_HAS_LINE)[pieces]
+        open_cells = cells == 0
+        winner = jnp.where(won[0], 0, jnp.where(won[1], 1, board.NO_WINNER)).astype(jnp.int32)
+        game = TicTacToeState(board=cells, to_move=to_move, winner=winner, pieces=pieces)
+        return board.Position(game, open_cells, jnp.any(won) | ~jnp.any(open_cells))
 
     def render(self, state: MARLState) -> Image:
         """An RGB picture of the board: blue crosses for X, orange rings for O (pure `jnp`, jittable)."""

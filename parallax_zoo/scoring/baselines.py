@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,13 +35,16 @@ from parallax_zoo.scoring import checkpoint, hub
 from parallax_zoo.scoring.model_card import model_card
 from parallax_zoo.agents import mappo, ppo
 from parallax_zoo.agents.mappo import MAPPOConfig
-from parallax_zoo.agents.players import Greedy, RandomPlayer
+from parallax_zoo.agents.players import Greedy, RandomPlayer, Rotation
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import PPOConfig, TrainState
 from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.search import SearchPlayer, SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
+from parallax_zoo.agents.slots import read_slots
 from parallax_zoo.scoring.anchors import anchored_rating
 from parallax_zoo.scoring.evaluation import evaluate, opponent_player
+from parallax_zoo.scoring.loading import load_folder
 from parallax_zoo.errors import UserError
 
 EVAL_FILE = "eval.json"
@@ -57,25 +61,35 @@ def default_config_path(env_id: str) -> Path:
     return BASELINE_CONFIGS / f"{baseline_dirname(env_id)}.yaml"
 
 
+def config_path(env_id: str, config: str | os.PathLike[str] | None = None) -> Path:
+    """The config file to train with: `config`, else the shipped baseline's, else the default; a clear error if none is there."""
+    candidates = [Path(config)] if config is not None else [
+        hub.mirror_folder(env_id) / checkpoint.CONFIG_FILE,
+        default_config_path(env_id),
+    ]
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        raise ValueError(
+            f"no baseline config for {env_id!r}: looked for {', '.join(map(str, candidates))}. "
+            "Pass --config FILE (the config.yaml format that checkpoint.save_config writes)."
+        )
+    return path
+
+
+def resolve_search(env_id: str, config: str | os.PathLike[str] | PPOConfig | None = None) -> SearchSettings | None:
+    """The play-time search settings in the config `resolve_config` reads (None for a `PPOConfig` object or a config without)."""
+    if isinstance(config, PPOConfig):
+        return None
+    path = config_path(env_id, config)
+    return checkpoint.search_from_bytes(path.read_bytes(), str(path))
+
+
 def resolve_config(env_id: str, config: str | os.PathLike[str] | PPOConfig | None = None) -> PPOConfig:
     """The config to train with: `config` (a config or a YAML path), else the shipped baseline's, else the default.
 
     The env id in the result is always `env_id`; a config file naming another env is an error.
     """
-    if isinstance(config, PPOConfig):
-        loaded = config
-    else:
-        candidates = [Path(config)] if config is not None else [
-            hub.mirror_folder(env_id) / checkpoint.CONFIG_FILE,
-            default_config_path(env_id),
-        ]
-        path = next((p for p in candidates if p.is_file()), None)
-        if path is None:
-            raise ValueError(
-                f"no baseline config for {env_id!r}: looked for {', '.join(map(str, candidates))}. "
-                "Pass --config FILE (the config.yaml format that checkpoint.save_config writes)."
-            )
-        loaded = checkpoint.load_config(path)
+    loaded = config if isinstance(config, PPOConfig) else checkpoint.load_config(config_path(env_id, config))
     if loaded.env_id not in ("", env_id):
         raise ValueError(f"the config is for env {loaded.env_id!r}, not {env_id!r}; pass a config for {env_id!r}")
     return dataclasses.replace(loaded, env_id=env_id)
@@ -218,6 +232,48 @@ def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]
     return text
 
 
+MOVE_COST_GAMES = 64
+"""The batch of games over which a searching agent's cost per move is measured for its model card."""
+
+
+def milliseconds_per_move(env_id: str, agent: Policy | SearchPlayer, games: int = MOVE_COST_GAMES, repeats: int = 5) -> float:
+    """The median wall time in milliseconds of one jitted move of `agent` for a batch of `games` opening positions (compile time apart)."""
+    env = registry.make(env_id)
+    slots = read_slots(jax.vmap(lambda key: env.reset(key=key))(jax.random.split(jax.random.key(0), games)))
+    move = jax.jit(lambda slots, key: agent.act_slots(slots, key)[0])
+    jax.block_until_ready(move(slots, jax.random.key(0)))
+    times = []
+    for repeat in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(move(slots, jax.random.key(repeat)))
+        times.append(time.perf_counter() - start)
+    return 1000.0 * float(np.median(times))
+
+
+def play_description(env_id: str, agent: Policy | SearchPlayer) -> str:
+    """The model card's sentence on how the agent plays: greedy on its network, or the search and its cost per move."""
+    if not isinstance(agent, SearchPlayer):
+        return ""
+    settings = agent.settings
+    cost = milliseconds_per_move(env_id, agent)
+    return (
+        f" It plays with Gumbel MuZero search (`mctx`) over the game's own rules: {settings.simulations} simulations "
+        f"per move, the network's policy as prior and its critic as leaf value"
+        f"{', and a one-move win check at every node' if settings.win_check else ''}; one move from the opening costs "
+        f"{cost:.0f} ms for a batch of {MOVE_COST_GAMES} games ({cost / MOVE_COST_GAMES:.1f} ms per game) on "
+        f"{jax.devices()[0].platform.upper()} with {os.cpu_count()} cores. `load_baseline` returns the whole agent "
+        "(a `SearchPlayer`); its `.policy` is the raw network, which plays greedily without search."
+    )
+
+
+def training_opponent(env_id: str, env: Any, opponent: str) -> RolloutPolicy:
+    """The player a `MAPPOConfig`'s `opponent` names: one opponent's name, or several joined by `+`, dealt over the
+    envs in turn (`players.Rotation`; a name given twice gets twice the envs)."""
+    names = opponent.split("+")
+    players = tuple(opponent_player(env_id, env, name) for name in names)
+    return players[0] if len(players) == 1 else Rotation(players)
+
+
 def train_baseline(
     env_id: str,
     seed: int = 0,
@@ -240,15 +296,21 @@ def train_baseline(
     env = registry.make(env_id)
     opponent = None
     if isinstance(resolved, MAPPOConfig) and resolved.opponent:
-        opponent = opponent_player(env_id, env, resolved.opponent)
+        opponent = training_opponent(env_id, env, resolved.opponent)
+    search = resolve_search(env_id, config)
     seed_list = [seed + i for i in range(seeds)]
     with output_lock(folder):
+        start = time.perf_counter()
         policies, returns, training = train_seeds(resolved, env, seed_list, progress, opponent)
+        minutes = (time.perf_counter() - start) / 60
         policy = jax.tree_util.tree_map(lambda leaf: leaf[0], policies)
         folder.mkdir(parents=True, exist_ok=True)
-        checkpoint.save(folder, policy, resolved)
+        checkpoint.save(folder, policy, resolved, search)
         plot_curve(returns, training.steps_per_point, training.curve_label, env_id, folder / CURVE_FILE)
-        write_evaluation(env_id, folder, seed_list, official=folder.resolve() == hub.mirror_folder(env_id).resolve())
+        write_evaluation(
+            env_id, folder, seed_list, official=folder.resolve() == hub.mirror_folder(env_id).resolve(),
+            training=f" Training took {minutes:.1f} min of wall time on {os.cpu_count()} CPU cores.",
+        )
     return folder
 
 
@@ -282,26 +344,54 @@ def output_lock(folder: Path) -> Iterator[None]:
         lock.release()
 
 
-def write_evaluation(env_id: str, folder: Path, training_seeds: list[int], official: bool = True) -> None:
-    """Evaluate the weights saved in `folder` and write its `eval.json` and model card.
+def card_notes(record: dict[str, Any]) -> str:
+    """The sentences an `eval.json` record adds to its card's summary: how the agent plays (a search and its
+    measured cost per move) and how it was trained; the card is what the card writer makes of `eval.json`."""
+    return str(record.get("play_note", "")) + str(record.get("training_note", ""))
+
+
+def previous_training_note(folder: Path) -> str:
+    """The training note the folder's `eval.json` keeps, or "" where it has none."""
+    path = folder / EVAL_FILE
+    note = json.loads(path.read_text(encoding="utf-8")).get("training_note", "") if path.is_file() else ""
+    return str(note)
+
+
+def write_evaluation(
+    env_id: str, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None
+) -> None:
+    """Evaluate the agent saved in `folder` and write its `eval.json` and model card.
+
+    The agent plays whole: a folder whose config has `search` settings plays
+    with its search, and the card states its cost per move. `training` is a
+    sentence or two for the card on how the weights were trained and how long
+    it took, kept in `eval.json` as `training_note` (the search's sentence is
+    its `play_note`); None keeps the note the folder's `eval.json` has (a
+    re-measurement retrains nothing).
 
     In zero-sum games the protocol's "baseline" opponent is these weights
     themselves (the folder is the baseline being made), so the record shows
     how the policy fares against itself; `eval.json` and the card also give
     its Elo rating on the anchored scale (`anchors.anchored_rating`).
     """
-    saved, config = checkpoint.load(folder, registry.make(env_id))
+    env = registry.make(env_id)
+    saved = load_folder(folder, env)
+    config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
     evaluated = evaluate(env_id, saved, baseline=saved)
     rating = anchored_rating(evaluated)
     result = evaluated.to_dict()
+    if training is None:
+        training = previous_training_note(folder)
     record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
     if rating is not None:
         record["elo"] = {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games}
+    notes = {"play_note": play_description(env_id, saved), "training_note": training}
+    record |= {key: note for key, note in notes.items() if note}
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
-        seed=training_seeds[0], description=card_description(config, training_seeds, result),
+        seed=training_seeds[0], description=card_description(config, training_seeds, result) + card_notes(record),
         folder=None if official else folder, opponents=evaluated.opponents, rating=rating,
     )
     write_text_atomic(folder / CARD_FILE, card)

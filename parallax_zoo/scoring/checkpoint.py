@@ -33,6 +33,7 @@ from parallax_zoo.version import DISTRIBUTION, version
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import RENAMED_FIELDS, PPOConfig, model_for
+from parallax_zoo.agents.search import SearchSettings
 from parallax_zoo.errors import UserError
 
 MODEL_FILE = "model.safetensors"
@@ -216,9 +217,34 @@ def _checked_value(name: str, value: Any, default: Any, source: str) -> Any:
     raise CheckpointError(f"{source}: hyperparameter {name} must be {expected}, got {value!r}; fix it in the config")
 
 
-def save_config(config: PPOConfig, path: str | os.PathLike[str]) -> None:
-    """Write `config.yaml`: the algorithm, every hyperparameter and the package versions."""
-    text = yaml.safe_dump({**config_to_dict(config), "versions": package_versions()}, sort_keys=False)
+def search_to_dict(settings: SearchSettings) -> dict[str, Any]:
+    """The play-time search settings as config.yaml's `search` mapping."""
+    return dataclasses.asdict(settings)
+
+
+def search_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> SearchSettings | None:
+    """The `search` mapping of a parsed config.yaml as `SearchSettings`, or None where the policy plays without search."""
+    values = data.get("search")
+    if values is None:
+        return None
+    if not isinstance(values, dict):
+        raise CheckpointError(f"{source}: search must be a mapping name: value, got {type(values).__name__} {values!r}")
+    defaults = SearchSettings()
+    known = {f.name for f in dataclasses.fields(SearchSettings)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise CheckpointError(f"{source}: unknown search settings {unknown}; known ones are {sorted(known)}")
+    values = {name: _checked_value(name, value, getattr(defaults, name), source) for name, value in values.items()}
+    try:
+        return SearchSettings(**values)
+    except ValueError as error:
+        raise CheckpointError(f"{source}: {error}") from error
+
+
+def save_config(config: PPOConfig, path: str | os.PathLike[str], search: SearchSettings | None = None) -> None:
+    """Write `config.yaml`: the algorithm, every hyperparameter, the play-time search settings if any, the package versions."""
+    searched = {} if search is None else {"search": search_to_dict(search)}
+    text = yaml.safe_dump({**config_to_dict(config), **searched, "versions": package_versions()}, sort_keys=False)
     write_text_atomic(path, text)
 
 
@@ -233,6 +259,16 @@ def load_config(path: str | os.PathLike[str]) -> PPOConfig:
 
 def config_from_bytes(data: bytes, source: str = CONFIG_FILE) -> PPOConfig:
     """The config in YAML `data` (safe YAML only: no tags that build objects)."""
+    return config_from_dict(parse_config(data, source), source)
+
+
+def search_from_bytes(data: bytes, source: str = CONFIG_FILE) -> SearchSettings | None:
+    """The play-time search settings in config.yaml's bytes `data`, or None where there are none."""
+    return search_from_dict(parse_config(data, source), source)
+
+
+def parse_config(data: bytes, source: str = CONFIG_FILE) -> dict[str, Any]:
+    """config.yaml's bytes as a mapping (safe YAML only), with a clear error for bad YAML or another shape."""
     try:
         parsed = yaml.safe_load(data)
     except yaml.YAMLError as error:
@@ -244,13 +280,13 @@ def config_from_bytes(data: bytes, source: str = CONFIG_FILE) -> PPOConfig:
         ) from error
     if not isinstance(parsed, dict):
         raise CheckpointError(f"{source}: expected a YAML mapping with 'algorithm' and 'hyperparameters'")
-    return config_from_dict(parsed, source)
+    return parsed
 
 
-def save(directory: str | os.PathLike[str], policy: Policy, config: PPOConfig) -> None:
-    """Write `config.yaml` and `model.safetensors` into `directory`."""
+def save(directory: str | os.PathLike[str], policy: Policy, config: PPOConfig, search: SearchSettings | None = None) -> None:
+    """Write `config.yaml` (with `search`, the settings of a policy that searches at play time) and `model.safetensors` into `directory`."""
     directory = Path(directory)
-    save_config(config, directory / CONFIG_FILE)
+    save_config(config, directory / CONFIG_FILE, search)
     save_policy(policy, directory / MODEL_FILE)
 
 

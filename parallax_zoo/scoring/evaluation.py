@@ -31,6 +31,7 @@ from parallax_zoo.scoring.checkpoint import package_versions
 from parallax_zoo.agents.players import Greedy, MaskedScriptedPlayer, RandomPlayer, ScriptedPlayer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.search import SearchPlayer
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.scoring import compiled
@@ -220,7 +221,7 @@ def evaluate(
     policy: Policy | RolloutPolicy | str,
     *,
     name: str | None = None,
-    baseline: Policy | None = None,
+    baseline: Policy | SearchPlayer | None = None,
     episodes: int | None = None,
     mesh: Mesh | None = None,
     provenance: dict[str, Any] | None = None,
@@ -288,7 +289,9 @@ def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, flo
     return record
 
 
-def opponent_player(env_spec: str | EnvSpec, env: Any, name: str, baseline: Policy | None = None) -> RolloutPolicy:
+def opponent_player(
+    env_spec: str | EnvSpec, env: Any, name: str, baseline: Policy | SearchPlayer | None = None
+) -> RolloutPolicy:
     """The player an opponent's name stands for in `env` (whose id or spec is `env_spec`).
 
     `random`: the uniformly random player; `baseline`: the pinned baseline, greedy (`baseline` if given,
@@ -303,7 +306,7 @@ def opponent_player(env_spec: str | EnvSpec, env: Any, name: str, baseline: Poli
             from parallax_zoo.scoring.loading import load_baseline
 
             baseline = load_baseline(env_spec.id)
-        return Greedy(baseline)
+        return Greedy(baseline) if isinstance(baseline, Policy) else baseline  # a search agent plays whole
     return scripted_player(registry.scripted_opponent(env_spec, name), f"{env_spec.id} opponents.{name}")
 
 

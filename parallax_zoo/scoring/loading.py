@@ -16,6 +16,10 @@ from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.errors import UserError
 from parallax_zoo.scoring import checkpoint, hub
 from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.search import SearchPlayer
+
+Agent = Policy | SearchPlayer
+"""What a policy folder loads as: the trained network, or the network with its play-time search."""
 
 POLICY_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE)
 
@@ -27,14 +31,14 @@ class PolicyNotFoundError(UserError, FileNotFoundError):
 class ResolvedPolicy(NamedTuple):
     """A policy named on the command line: what acts, the name results record, and where its files came from."""
 
-    policy: Policy | str
+    policy: Agent | str
     name: str
     provenance: dict[str, Any]
     """For Hub and baseline policies: {"repo": ..., "commit": ..., "files": {filename: sha256}}; else empty."""
 
 
-def load_folder(folder: str | Path, env: Any) -> Policy:
-    """The policy saved in `folder`, checked to fit `env`."""
+def load_folder(folder: str | Path, env: Any) -> Agent:
+    """The agent saved in `folder` (see `load_files`), checked to fit `env`."""
     folder = Path(folder)
     missing = [name for name in POLICY_FILES if not (folder / name).is_file()]
     if missing:
@@ -44,12 +48,20 @@ def load_folder(folder: str | Path, env: Any) -> Policy:
     return load_files(hub.VerifiedFiles(folder, {name: (folder / name).read_bytes() for name in POLICY_FILES}, {}), env)
 
 
-def load_files(files: hub.VerifiedFiles, env: Any) -> Policy:
-    """The policy in a folder's config and weights, parsed from the bytes already read (and checked), fitted to `env`."""
+def load_files(files: hub.VerifiedFiles, env: Any) -> Agent:
+    """The agent in a folder's config and weights, parsed from the bytes already read (and checked), fitted to `env`.
+
+    A config with `search` settings gives the whole agent, a `SearchPlayer` over
+    `env`'s game (its `.policy` is the raw network); any other gives the `Policy`.
+    """
     contents = files.contents
-    policy, _ = checkpoint.load_bytes(contents[checkpoint.CONFIG_FILE], contents[checkpoint.MODEL_FILE], env, str(files.folder))
+    config = contents[checkpoint.CONFIG_FILE]
+    policy, _ = checkpoint.load_bytes(config, contents[checkpoint.MODEL_FILE], env, str(files.folder))
     policy.check_fits(env)
-    return policy
+    settings = checkpoint.search_from_bytes(config, f"{files.folder}/{checkpoint.CONFIG_FILE}")
+    if settings is None:
+        return policy
+    return SearchPlayer(policy, env.unwrapped, settings)
 
 
 def baseline_files(env_id: str) -> hub.VerifiedFiles:
@@ -66,12 +78,15 @@ def baseline_files(env_id: str) -> hub.VerifiedFiles:
     return hub.fetch_baseline_files(pin, hub.mirror_folder(env_id))
 
 
-def load_baseline(env_id: str) -> Policy:
-    """The baseline of `env_id` at the revision registry.yaml pins, parsed from the bytes that were checked (`baseline_files`)."""
+def load_baseline(env_id: str) -> Agent:
+    """The baseline of `env_id` at the revision registry.yaml pins, parsed from the bytes that were checked (`baseline_files`).
+
+    A baseline that searches at play time comes whole, as a `SearchPlayer`; `.policy` is its raw network.
+    """
     return load_files(baseline_files(env_id), registry.make(env_id))
 
 
-def load_hub(repo_and_commit: str, env_id: str) -> tuple[Policy, dict[str, Any]]:
+def load_hub(repo_and_commit: str, env_id: str) -> tuple[Agent, dict[str, Any]]:
     """A policy from a Hub model repo at a commit, `REPO@<40-hex commit>`, and its provenance.
 
     Only config.yaml and model.safetensors are fetched, each checked against the hash the Hub reports

@@ -25,6 +25,7 @@ from parallax_zoo.atomic import atomic_write
 
 if TYPE_CHECKING:
     from parallax_zoo.agents.policy import Policy
+    from parallax_zoo.agents.search import SearchPlayer
 
 ActFn = Callable[[Any, PRNGKeyArray], Array]
 """`act(state, key) -> action`: how a policy is called while recording."""
@@ -39,8 +40,8 @@ def random_act(env: Any) -> ActFn:
     return act
 
 
-def policy_act(policy: Policy, greedy: bool = True) -> ActFn:
-    """A trained policy as an `act` function: its most likely action (or a sample) in every slot."""
+def policy_act(policy: Policy | SearchPlayer, greedy: bool = True) -> ActFn:
+    """A trained policy (or one that searches) as an `act` function: its most likely action (or a sample) in every slot."""
     from parallax_zoo.agents.slots import read_slots
 
     def act(state: Any, key: PRNGKeyArray) -> Array:

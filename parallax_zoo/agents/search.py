@@ -1,0 +1,178 @@
+"""Play-time search: Monte Carlo tree search over a board game's own rules, guided by a trained policy.
+
+`SearchPlayer` plays a two-player zero-sum turn-based game (docs/protocol.md,
+"Turn-based boards") by running DeepMind's `mctx` Gumbel MuZero search from
+every position it is asked about, with the env itself as the model: a node is
+the env's state, an edge the env's `step`, the value flips sign at each ply
+(discount -1) and a finished game's value is its outcome reward. The trained
+network's masked policy logits are the prior and its critic the leaf value.
+The root is rebuilt from the global observation, which for the board games is
+the cells (slot 0's view) and then whose turn it is, through the game's
+`position(cells, to_move, key=...)`. One search serves every game of a batch
+at once; nothing loops in Python over games or moves (docs/baselines.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int, PRNGKeyArray
+
+from parallax.core import MARLState
+from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.slots import Slots, read_slots
+
+
+class SearchGame(Protocol):
+    """What search needs of a game: its action count (the no-op last), any position's state, and its step."""
+
+    num_actions: int
+
+    def position(self, cells: Array, to_move: Array, *, key: PRNGKeyArray) -> MARLState: ...
+
+    def step(self, state: MARLState, action: Array) -> MARLState: ...
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """How hard `SearchPlayer` searches: simulations per move, actions the root considers, and root noise.
+
+    `gumbel_scale` 0 makes play deterministic given the position (the protocol
+    plays greedily); 1 is Gumbel MuZero's sampling, for varied games.
+    """
+
+    simulations: int = 64
+    considered_actions: int = 16
+    gumbel_scale: float = 0.0
+    win_check: bool = False
+    """Look one move ahead at every node: where the mover can win on the spot, the node is worth +1 and only
+    winning moves keep a prior. Costs one step per action per node; it makes a move that hands the opponent
+    an immediate win visible at that move's first visit."""
+
+    def __post_init__(self) -> None:
+        if self.simulations < 1 or self.considered_actions < 1:
+            raise ValueError(
+                f"SearchSettings: simulations and considered_actions must be >= 1, got {self.simulations} and "
+                f"{self.considered_actions}"
+            )
+        if self.gumbel_scale < 0:
+            raise ValueError(f"SearchSettings: gumbel_scale must be >= 0, got {self.gumbel_scale}")
+
+
+@dataclass(frozen=True)
+class SearchPlayer:
+    """A trained `Policy` that looks ahead: Gumbel MuZero search over `game`'s rules before every move.
+
+    A `RolloutPolicy` like `Policy` itself, so evaluation, the leaderboard and
+    matches play it as they play any player; `policy` is the raw network, which
+    plays without search. Every slot gets an action: the searched move for
+    the slot to move, the no-op for the waiting one.
+    """
+
+    policy: Policy
+    game: SearchGame
+    settings: SearchSettings = SearchSettings()
+
+    def act_slots(self, slots: Slots, key: PRNGKeyArray, greedy: bool = True) -> tuple[Array, Array, Array]:
+        """Slot actions (log-probabilities 0: a search has none) and the slots' values, as `Policy.act_slots`.
+
+        `greedy=False` samples the root's Gumbel noise at scale 1 whatever the settings say, for varied play.
+        """
+        if slots.action_mask is None:
+            raise ValueError("SearchPlayer plays turn-based board games, whose states carry action masks; this one has none")
+        batch = slots.active.shape[:-1]
+        positions = slots.global_observation.reshape(-1, slots.global_observation.shape[-1])
+        gumbel_scale = self.settings.gumbel_scale if greedy else 1.0
+        move = self.search(positions[:, :-1].astype(jnp.int8), positions[:, -1].astype(jnp.int32), key, gumbel_scale)
+        mask = slots.action_mask.reshape(move.shape[0], -1, self.game.num_actions)
+        legal = jnp.take_along_axis(mask, move[:, None, None], axis=-1)[..., 0]
+        action = jnp.where(legal, move[:, None], self.game.num_actions - 1).reshape(*batch, -1)
+        return action, jnp.zeros(action.shape), self.value(slots)
+
+    def value(self, slots: Slots) -> Array:
+        return self.policy.value(slots)
+
+    def env_action(self, action: Array) -> Array:
+        return self.policy.env_action(action)
+
+    def search(
+        self, cells: Int[Array, "games cells"], to_move: Int[Array, " games"], key: PRNGKeyArray, gumbel_scale: float | None = None
+    ) -> Int[Array, " games"]:
+        """The searched move of the player to move in each position (any action where a game is over).
+
+        `gumbel_scale` overrides the settings' root noise.
+        """
+        roots = jax.vmap(lambda c, t: self.game.position(c, t, key=jax.random.key(0)))(cells, to_move)
+        prior, value = self.evaluate(roots)
+        mover_mask = jnp.take_along_axis(action_masks(roots), to_move[:, None, None], axis=1)[:, 0]
+        no_op_only = jnp.arange(self.game.num_actions) == self.game.num_actions - 1
+        mover_mask = jnp.where(jnp.any(mover_mask, axis=-1, keepdims=True), mover_mask, no_op_only)
+        mctx = search_library()
+        output = mctx.gumbel_muzero_policy(
+            params=(),
+            rng_key=key,
+            root=mctx.RootFnOutput(prior_logits=prior, value=value, embedding=roots),
+            recurrent_fn=self._recurrent,
+            num_simulations=self.settings.simulations,
+            invalid_actions=~mover_mask,
+            max_num_considered_actions=self.settings.considered_actions,
+            gumbel_scale=self.settings.gumbel_scale if gumbel_scale is None else gumbel_scale,
+        )
+        return jnp.asarray(output.action, jnp.int32)
+
+    def evaluate(self, states: MARLState) -> tuple[Float[Array, "games actions"], Float[Array, " games"]]:
+        """The network's prior logits (legal moves only) and value for the player to move; a finished game's value is 0."""
+        slots = read_slots(states)
+        to_move = states.env_state.to_move[:, None]
+        logits = self.policy.distribution(slots).logits  # pyright: ignore[reportAttributeAccessIssue]
+        mask = jnp.take_along_axis(action_masks(states), to_move[..., None], axis=1)[:, 0]
+        logits = jnp.take_along_axis(logits, to_move[..., None], axis=1)[:, 0]
+        logits = logits - jnp.max(logits, axis=-1, keepdims=True)
+        prior = jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
+        value = jnp.take_along_axis(self.policy.value(slots), to_move, axis=1)[:, 0]
+        if self.settings.win_check:
+            wins = self.winning_moves(states) & mask
+            can_win = jnp.any(wins, axis=-1)
+            prior = jnp.where(can_win[:, None] & ~wins, jnp.finfo(prior.dtype).min, prior)
+            value = jnp.where(can_win, 1.0, value)
+        return prior, jnp.where(states.termination, 0.0, value)
+
+    def winning_moves(self, states: MARLState) -> Array:
+        """`[games, actions]`: the moves after which the player to move is paid a positive reward (a won game)."""
+        actions = jnp.arange(self.game.num_actions)
+
+        def after(state: MARLState, action: Array) -> Array:
+            following = self.game.step(state, jnp.stack([action, action]))
+            return following.agents.reward[state.env_state.to_move] > 0
+
+        return jax.vmap(lambda state: jax.vmap(lambda action: after(state, action))(actions))(states)
+
+    def _recurrent(self, params: Any, key: PRNGKeyArray, action: Array, states: MARLState) -> tuple[Any, MARLState]:
+        """One ply for every game: the mover's reward, discount -1 (0 once over) and the next mover's prior and value."""
+        mover = states.env_state.to_move[:, None]
+        following = jax.vmap(self.game.step)(states, jnp.stack([action, action], axis=-1))
+        reward = jnp.take_along_axis(following.agents.reward, mover, axis=1)[:, 0]
+        prior, value = self.evaluate(following)
+        discount = jnp.where(following.termination, 0.0, -1.0)
+        return search_library().RecurrentFnOutput(reward=reward, discount=discount, prior_logits=prior, value=value), following
+
+
+def search_library() -> Any:
+    """DeepMind's `mctx`, imported when a search first runs (the `train` extra); typed `Any`, as its chex dataclasses have no typed constructors."""
+    import mctx
+
+    return mctx
+
+
+def action_masks(states: MARLState) -> Array:
+    """The `[games, agents, actions]` masks of board states (a board game always sets them)."""
+    mask = states.agents.action_mask
+    if mask is None:
+        raise ValueError("SearchPlayer plays turn-based board games, whose states carry action masks; this one has none")
+    return mask
+
+
+jax.tree_util.register_dataclass(SearchPlayer, data_fields=["policy"], meta_fields=["game", "settings"])

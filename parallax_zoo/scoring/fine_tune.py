@@ -1,0 +1,175 @@
+"""Fine-tuning a board baseline against the opponent ladder: MAPPO from trained weights, against a rotation of ladder players.
+
+Self-play against the random player leaves a board baseline blind to simple
+tactics (docs/baselines.md, "Board baselines"). A fine-tune starts from a
+policy folder's weights and runs `stages` of MAPPO in which a share of the
+training envs seats the ladder players named (dealt over the envs in turn,
+`players.Rotation`) and the rest play the policy against itself. After each
+segment the greedy policy meets every opponent named (64 games, both seats);
+those win rates are the curve. The folder written holds the last stage's
+config, the weights, the curve, `eval.json` and the card with the wall time.
+
+    python -m parallax_zoo.scoring.fine_tune ConnectFour-v0 START_FOLDER OUT_FOLDER
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from parallax_zoo.agents import mappo
+from parallax_zoo.agents.mappo import MAPPOConfig
+from parallax_zoo.agents.players import Greedy
+from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.search import SearchSettings
+from parallax_zoo.agents.selfplay import head_to_head
+from parallax_zoo.catalogue import registry
+from parallax_zoo.scoring import checkpoint
+from parallax_zoo.scoring.baselines import CURVE_FILE, output_lock, training_opponent, write_evaluation
+from parallax_zoo.scoring.evaluation import opponent_player
+
+SEGMENTS = 8
+"""Segments per stage; the curve has one point per segment and opponent."""
+PROBE_GAMES = 64
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stretch of fine-tuning: the ladder players dealt over `opponent_share` of the envs, for `total_timesteps` steps."""
+
+    opponents: tuple[str, ...]
+    opponent_share: float
+    total_timesteps: int
+    learning_rate: float
+
+
+RECIPES: dict[str, tuple[Stage, ...]] = {
+    "ConnectFour-v0": (
+        Stage(("tactical", "depth2"), 0.75, 2**21, 3e-4),
+        Stage(("depth2", "depth2", "tactical"), 0.9, 2**22, 3e-4),
+        Stage(("depth2", "random", "tactical", "depth2"), 0.9, 2**20, 1e-4),
+    ),
+    "Othello-v0": (
+        Stage(("positional", "mobility"), 0.75, 2**21, 3e-4),
+        Stage(("positional", "positional", "mobility"), 0.9, 2**21, 2e-4),
+        Stage(("positional", "random", "mobility", "positional"), 0.9, 2**20, 1e-4),
+    ),
+}
+"""The stages each shipped board baseline was fine-tuned with, from its earlier self-play weights."""
+
+
+def stage_config(config: MAPPOConfig, stage: Stage) -> MAPPOConfig:
+    """`config` with the stage's opponents (recorded as their names joined by `+`), share, length and learning rate."""
+    return dataclasses.replace(
+        config, opponent="+".join(stage.opponents), opponent_share=stage.opponent_share,
+        total_timesteps=stage.total_timesteps, learning_rate=stage.learning_rate,
+    )
+
+
+def fine_tune(
+    env_id: str, start: Policy, config: MAPPOConfig, stages: Sequence[Stage], seed: int = 0, progress: bool = True
+) -> tuple[Policy, MAPPOConfig, dict[str, list[tuple[int, float]]]]:
+    """Run `stages` from `start`'s weights; returns the policy, the last stage's config, and each opponent's
+    win-rate curve as (fine-tuning env steps so far, greedy win rate) points."""
+    env = registry.make(env_id)
+    policy = start
+    curves: dict[str, list[tuple[int, float]]] = {}
+    steps = 0
+    for index, stage in enumerate(stages):
+        config = stage_config(config, stage)
+        pieces = mappo.training(config, env, opponent=training_opponent(env_id, env, config.opponent))
+        state = dataclasses.replace(jax.jit(pieces.init)(jax.random.fold_in(jax.random.key(seed), index)), params=policy.params)
+        run = jax.jit(lambda state: jax.lax.scan(pieces.update, state, None, length=pieces.num_updates // SEGMENTS)[0])
+        names = sorted(set(stage.opponents))
+        probe = jax.jit(lambda policy, key: [
+            head_to_head(env, Greedy(policy), opponent_player(env_id, env, name), key, PROBE_GAMES, config.eval_max_steps)["win"]
+            for name in names
+        ])
+        for segment in range(SEGMENTS):
+            state = run(state)
+            policy = pieces.policy(state)
+            steps += config.total_timesteps // SEGMENTS
+            wins = probe(policy, jax.random.key(segment))
+            for name, win in zip(names, wins):
+                curves.setdefault(name, []).append((steps, float(win)))
+            if progress:
+                print(f"{env_id} stage {index + 1}/{len(stages)} segment {segment + 1}/{SEGMENTS}: greedy wins "
+                      + ", ".join(f"{name} {float(win):.0%}" for name, win in zip(names, wins)), flush=True)
+    return policy, config, curves
+
+
+def plot_win_curves(curves: dict[str, list[tuple[int, float]]], env_id: str, path: Path) -> None:
+    """`curve.png`: the greedy policy's win rate against each ladder opponent over the fine-tune."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from parallax_zoo.atomic import atomic_write
+
+    figure, axes = plt.subplots(figsize=(6, 4), dpi=100)
+    for name, points in curves.items():
+        steps, wins = zip(*points)
+        axes.plot(np.array(steps), np.array(wins), marker=".", label=f"vs {name}")
+    axes.set_xlabel("fine-tuning env steps")
+    axes.set_ylabel(f"greedy win rate ({PROBE_GAMES} games, both seats)")
+    axes.set_title(env_id)
+    axes.legend(loc="lower right")
+    figure.tight_layout()
+    try:
+        atomic_write(path, lambda temporary: figure.savefig(temporary, format="png"))
+    finally:
+        plt.close(figure)
+
+
+def fine_tune_baseline(
+    env_id: str, start: str | os.PathLike[str], out: str | os.PathLike[str], search: SearchSettings | None = None,
+    seed: int = 0, progress: bool = True,
+) -> Path:
+    """Fine-tune the policy in folder `start` by `RECIPES[env_id]` and write the baseline folder `out`; returns it."""
+    if env_id not in RECIPES:
+        raise ValueError(f"no fine-tuning recipe for {env_id!r}; recipes exist for {sorted(RECIPES)}")
+    env = registry.make(env_id)
+    policy, config = checkpoint.load(start, env)
+    if not isinstance(config, MAPPOConfig):
+        raise ValueError(f"{start}: fine-tuning starts from a MAPPO policy folder, got a {type(config).__name__}")
+    folder = Path(out)
+    with output_lock(folder):
+        began = time.perf_counter()
+        policy, config, curves = fine_tune(env_id, policy, config, RECIPES[env_id], seed, progress)
+        minutes = (time.perf_counter() - began) / 60
+        folder.mkdir(parents=True, exist_ok=True)
+        checkpoint.save(folder, policy, config, search)
+        plot_win_curves(curves, env_id, folder / CURVE_FILE)
+        stages = "; ".join(
+            f"{stage.total_timesteps:,} steps with {' / '.join(stage.opponents)} in {stage.opponent_share:.0%} of the envs "
+            f"at learning rate {stage.learning_rate:g}" for stage in RECIPES[env_id]
+        )
+        write_evaluation(env_id, folder, [seed], training=(
+            f" Then fine-tuned against the opponent ladder (`python -m parallax_zoo.scoring.fine_tune`): {stages}, "
+            f"the rest self-play; the fine-tune took {minutes:.1f} min of wall time on {os.cpu_count()} shared CPU cores."
+        ))
+    return folder
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("env_id", choices=sorted(RECIPES))
+    parser.add_argument("start", help="the policy folder to start from (config.yaml and model.safetensors)")
+    parser.add_argument("out", help="the baseline folder to write")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print(fine_tune_baseline(args.env_id, args.start, args.out, seed=args.seed))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
