@@ -32,6 +32,7 @@ from parallax_zoo.catalogue.env_table import markdown_table
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.search import SearchPlayer
 from parallax_zoo.scoring.anchors import load_anchors
 from parallax_zoo.scoring.evaluation import GAMES_PER_OPPONENT, PROTOCOL_VERSION, EvalProtocol, EvalResult, evaluate, protocol
 from parallax_zoo.scoring.ratings import (
@@ -358,7 +359,7 @@ def leaderboard(
     return Leaderboard(rows, ratings=board_ratings)
 
 
-def pinned_baseline(env_id: str) -> tuple[Policy, EvalResult]:
+def pinned_baseline(env_id: str) -> tuple[Policy | SearchPlayer, EvalResult]:
     """The pinned baseline and its protocol games: those its hash-checked `eval.json` records where they were
     measured under the current protocol, else played here."""
     from parallax_zoo.scoring.loading import baseline_files, load_files
