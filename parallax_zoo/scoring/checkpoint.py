@@ -180,11 +180,16 @@ def config_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> PPOConf
         if previous in values:
             warnings.warn(f"{source}: {previous} is spelt {name} now; the old name goes in the next release", DeprecationWarning, stacklevel=2)
             values = {name if key == previous else key: value for key, value in values.items()}
+    return _checked_dataclass(cls, values, f"{algorithm} hyperparameters", source)
+
+
+def _checked_dataclass(cls: type[Any], values: dict[str, Any], what: str, source: str) -> Any:
+    """`cls(**values)` after checking every name is a field and every value has the type of the field's default."""
     defaults = cls()
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise CheckpointError(f"{source}: unknown {algorithm} hyperparameters {unknown}; known ones are {sorted(known)}")
+        raise CheckpointError(f"{source}: unknown {what} {unknown}; known ones are {sorted(known)}")
     values = {name: _checked_value(name, value, getattr(defaults, name), source) for name, value in values.items()}
     try:
         return cls(**values)
@@ -229,16 +234,7 @@ def search_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> SearchS
         return None
     if not isinstance(values, dict):
         raise CheckpointError(f"{source}: search must be a mapping name: value, got {type(values).__name__} {values!r}")
-    defaults = SearchSettings()
-    known = {f.name for f in dataclasses.fields(SearchSettings)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise CheckpointError(f"{source}: unknown search settings {unknown}; known ones are {sorted(known)}")
-    values = {name: _checked_value(name, value, getattr(defaults, name), source) for name, value in values.items()}
-    try:
-        return SearchSettings(**values)
-    except ValueError as error:
-        raise CheckpointError(f"{source}: {error}") from error
+    return _checked_dataclass(SearchSettings, values, "search settings", source)
 
 
 def save_config(config: PPOConfig, path: str | os.PathLike[str], search: SearchSettings | None = None) -> None:
