@@ -11,9 +11,10 @@ a Python loop, runs one compiled program rather than thousands of small ones.
 
 from __future__ import annotations
 
-from typing import Generic
+from typing import Any, Generic
 
 import jax
+import jax.numpy as jnp
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import EitherStateT, require_key
@@ -65,3 +66,8 @@ class Adapter(Generic[EitherStateT]):
 
 
 __all__ = ["Adapter"]
+
+
+def cast_like(tree: Any, signature: Any) -> Any:
+    """`tree` with every leaf a strongly typed array of its signature's dtype, so reset and step agree."""
+    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)

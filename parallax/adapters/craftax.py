@@ -19,7 +19,7 @@ import numpy as np
 from craftax.environment_base import spaces as craftax_spaces
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.base import Adapter
+from parallax.adapters.base import Adapter, cast_like
 from parallax.core import State
 from parallax.spaces import Box, Discrete, clip_action
 
@@ -70,8 +70,8 @@ class CraftaxAdapter(Adapter[State]):
         observation, env_state = self.env.reset_env(reset_key, self.params)
         step_observation, step_env_state, step_info = self._signature
         return State(
-            env_state=_cast_like(env_state, step_env_state),
-            observation=_cast_like(observation, step_observation),
+            env_state=cast_like(env_state, step_env_state),
+            observation=cast_like(observation, step_observation),
             reward=jnp.zeros((), jnp.float32),
             termination=jnp.zeros((), jnp.bool_),
             truncation=jnp.zeros((), jnp.bool_),
@@ -89,12 +89,12 @@ class CraftaxAdapter(Adapter[State]):
         termination = done & jnp.asarray(self.env.is_terminal(env_state, self._untimed_params), jnp.bool_)
         step_observation, step_env_state, step_info = self._signature
         return State(
-            env_state=_cast_like(env_state, step_env_state),
-            observation=_cast_like(observation, step_observation),
+            env_state=cast_like(env_state, step_env_state),
+            observation=cast_like(observation, step_observation),
             reward=jnp.asarray(reward, jnp.float32),
             termination=termination,
             truncation=done & ~termination,
-            info=_cast_like(dict(info), step_info),
+            info=cast_like(dict(info), step_info),
             step_count=state.step_count + 1,
             key=next_key,
         )
@@ -113,9 +113,6 @@ class CraftaxAdapter(Adapter[State]):
         return f"CraftaxAdapter({self.env.name})"
 
 
-def _cast_like(tree: Any, signature: Any) -> Any:
-    """`tree` with every leaf a strongly typed array of its signature's dtype, so reset and step agree."""
-    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)
 
 
 __all__ = ["CraftaxAdapter"]

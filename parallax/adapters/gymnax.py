@@ -33,7 +33,7 @@ from gymnax.environments.misc.meta_maze import MetaMaze
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.frames import GYMNAX_DRAWINGS, RenderUnavailableError
-from parallax.adapters.base import Adapter
+from parallax.adapters.base import Adapter, cast_like
 from parallax.core import State
 from parallax.spaces import Box, Discrete, PyTreeSpace, Space, clip_action
 
@@ -74,8 +74,8 @@ class GymnaxAdapter(Adapter[State]):
         observation, env_state = self.env.reset_env(reset_key, self.params)
         step_observation, step_env_state, _, _, step_info = self._step_signature
         return State(
-            env_state=_cast_like(env_state, step_env_state),
-            observation=_cast_like(observation, step_observation),
+            env_state=cast_like(env_state, step_env_state),
+            observation=cast_like(observation, step_observation),
             reward=jnp.zeros((), jnp.float32),
             termination=jnp.zeros((), jnp.bool_),
             truncation=jnp.zeros((), jnp.bool_),
@@ -94,12 +94,12 @@ class GymnaxAdapter(Adapter[State]):
         )
         step_observation, step_env_state, _, _, step_info = self._step_signature
         return State(
-            env_state=_cast_like(env_state, step_env_state),
-            observation=_cast_like(observation, step_observation),
+            env_state=cast_like(env_state, step_env_state),
+            observation=cast_like(observation, step_observation),
             reward=jnp.asarray(reward, jnp.float32),
             termination=jnp.asarray(terminated, jnp.bool_),
             truncation=jnp.asarray(self.env.is_truncated(env_state, self.params), jnp.bool_),
-            info=_cast_like(dict(info), step_info),
+            info=cast_like(dict(info), step_info),
             step_count=state.step_count + 1,
             key=next_key,
         )
@@ -137,9 +137,6 @@ class GymnaxAdapter(Adapter[State]):
         return f"GymnaxAdapter({self.env.name})"
 
 
-def _cast_like(tree: Any, signature: Any) -> Any:
-    """`tree` with every leaf a strongly typed array of its signature's dtype, so reset and step agree."""
-    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)
 
 
 def to_parallax_space(space: Any, emitted: Any = None) -> Space:

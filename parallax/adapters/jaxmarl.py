@@ -35,7 +35,7 @@ from jaxmarl.environments import spaces as jaxmarl_spaces
 from jaxmarl.environments.multi_agent_env import MultiAgentEnv
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.adapters.base import Adapter
+from parallax.adapters.base import Adapter, cast_like
 from parallax.core import Agents, MARLState
 from parallax.spaces import Box, Discrete, MultiDiscrete, PyTreeSpace, Space
 
@@ -374,7 +374,7 @@ class JaxMARLAdapter(Adapter[MARLState]):
     def _reset_unchecked(self, key: PRNGKeyArray) -> MARLState:
         state_key, reset_key = jax.random.split(key)
         observations, env_state = self.env.reset(reset_key)
-        env_state = _cast_like(env_state, self._signature["env_state"])
+        env_state = cast_like(env_state, self._signature["env_state"])
         active = jnp.ones(self._num_agents, jnp.bool_)
         return MARLState(
             env_state=env_state,
@@ -400,7 +400,7 @@ class JaxMARLAdapter(Adapter[MARLState]):
             observations, env_state, rewards, dones, info = self.env.step_env(step_key, state.env_state, actions)
         else:
             observations, env_state, rewards, dones, info = self.family.step(self.env, step_key, state.env_state, actions)
-        env_state = _cast_like(env_state, self._signature["env_state"])
+        env_state = cast_like(env_state, self._signature["env_state"])
         done = jnp.asarray(dones["__all__"], jnp.bool_)
         termination = done & self.family.termination(self.env, state.env_state, actions, env_state, info)
         if self.family.alive is None:
@@ -419,7 +419,7 @@ class JaxMARLAdapter(Adapter[MARLState]):
             ),
             termination=termination,
             truncation=done & ~termination,
-            info=_cast_like(dict(info), self._signature["info"]),
+            info=cast_like(dict(info), self._signature["info"]),
             step_count=state.step_count + 1,
             key=next_key,
             global_observation=self._global(env_state, observations),
@@ -536,9 +536,6 @@ def _pad(x: Array, shape: tuple[int, ...]) -> Array:
     return jnp.pad(x, [(0, target - size) for size, target in zip(x.shape, shape)])
 
 
-def _cast_like(tree: Any, signature: Any) -> Any:
-    """`tree` with every leaf a strongly typed array of its signature's dtype, so reset and step agree."""
-    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)
 
 
 def _shape_of(space: Any) -> tuple[int, ...]:

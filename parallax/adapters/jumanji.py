@@ -35,7 +35,7 @@ from jumanji.types import StepType
 from jumanji.wrappers import Wrapper
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.base import Adapter
+from parallax.adapters.base import Adapter, cast_like
 from parallax.core import State
 from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
 
@@ -148,7 +148,7 @@ def _cast_like(tree: Any, signature: Any) -> Any:
     """`tree` cast leaf by leaf to the signature's dtypes; zeros of the signature where `tree` is None."""
     if tree is None:
         return jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), signature)
-    return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, s.dtype), tree, signature)
+    return cast_like(tree, signature)
 
 
 def _raw_key(key: PRNGKeyArray) -> Array:
