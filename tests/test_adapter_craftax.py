@@ -11,6 +11,7 @@ pytest.importorskip("craftax")
 
 import parallax_zoo  # noqa: E402
 from parallax import Box, Discrete, Env, VmapWrapper, check_env  # noqa: E402
+from parallax.adapters.base import next_and_step_key  # noqa: E402
 from parallax.adapters.craftax import CraftaxAdapter  # noqa: E402
 
 DEFAULT_SUITE: set[str] = set()
@@ -44,7 +45,7 @@ def judged_step(classic):
     """
 
     def both(state, action):
-        _, step_key = jax.random.split(state.key)
+        _, step_key = next_and_step_key(state.key)
         return classic._step_unchecked(state, action), classic.env.step_env(step_key, state.env_state, action, classic.params)
 
     return jax.jit(both)

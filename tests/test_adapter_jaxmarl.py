@@ -8,7 +8,8 @@ import pytest
 jaxmarl = pytest.importorskip("jaxmarl")
 
 import parallax_zoo  # noqa: E402
-from parallax import Box, Discrete, MARLEnv, VmapWrapper, check_env  # noqa: E402
+from parallax import Box, Discrete, MARLEnv, TimeLimit, VmapWrapper, check_env  # noqa: E402
+from parallax.adapters.base import next_and_step_key  # noqa: E402
 from parallax.adapters.jaxmarl import JaxMARLAdapter, episode_length_settings  # noqa: E402
 
 DEFAULT_SUITE = {"jaxmarl/MPE_simple_spread_v3"}
@@ -115,13 +116,29 @@ def test_max_steps_sets_jaxmarl_own_limit():
     assert parallax_zoo.make("jaxmarl/coin_game", num_inner_steps=3, num_outer_steps=2).episode_length == 6
 
 
+def test_max_steps_cuts_short_the_families_without_a_limit_setting_and_refuses_to_lengthen_them():
+    short = parallax_zoo.make("jaxmarl/coin_game", max_steps=10)
+    assert isinstance(short, TimeLimit) and short.max_steps == 10
+    state = short.reset(key=jax.random.key(0))
+    step = jax.jit(short.step)
+    ends = []
+    for _ in range(10):
+        state = step(state, jnp.zeros((2,), jnp.int32))
+        ends.append((bool(state.truncation), bool(state.termination)))
+    assert ends == [(False, False)] * 9 + [(True, False)]
+    assert isinstance(parallax_zoo.make("jaxmarl/hanabi", max_steps=50), TimeLimit)
+    assert not isinstance(parallax_zoo.make("jaxmarl/coin_game", max_steps=100), TimeLimit)
+    with pytest.raises(TypeError, match=r"jaxmarl/coin_game ends every episode by step 100.*max_steps=101 cannot lengthen it"):
+        parallax_zoo.make("jaxmarl/coin_game", max_steps=101)
+
+
 def test_heterogeneous_agents_are_padded_and_masked():
     tag = JaxMARLAdapter(jaxmarl.make("MPE_simple_tag_v3"))
     raw = tag.env
     assert tag.agents == ("adversary_0", "adversary_1", "adversary_2", "agent_0")
     assert tag.observation_space.shape == (4, 16)
     state = tag.reset(key=jax.random.key(0))
-    raw_obs, _ = raw.reset(jax.random.split(jax.random.key(0))[1])
+    raw_obs, _ = raw.reset(jax.random.key(0))
     np.testing.assert_array_equal(state.agents.observation[3, :14], raw_obs["agent_0"])
     np.testing.assert_array_equal(state.agents.observation[3, 14:], [0.0, 0.0])
     np.testing.assert_array_equal(state.agents.observation[0], raw_obs["adversary_0"])
@@ -218,7 +235,7 @@ def judged_rollout(env, key, num_steps):
             action = env.action_space.sample(key=k)
         else:
             action = jax.random.categorical(k, jnp.where(mask, 0.0, -jnp.inf)).astype(jnp.int32)
-        _, step_key = jax.random.split(state.key)
+        _, step_key = next_and_step_key(state.key)
         obs, _, _, dones, _ = raw.step_env(step_key, state.env_state, suite_actions(action))
         padded = [jnp.pad(obs[a], [(0, n - d) for d, n in zip(obs[a].shape, shape)]) for a in raw.agents]
         theirs = (jnp.stack(padded), jnp.stack([dones[a] for a in raw.agents]), dones["__all__"])
@@ -335,7 +352,7 @@ def test_storm_slots_hold_each_agent_observation(foreign_id, num_actions):
     assert env.agents == (0, 1) and env.episode_length == 152
     assert env.action_space == Discrete(num_actions, shape=(2,))
     state = env.reset(key=jax.random.key(0))
-    observations, _ = raw.reset(jax.random.split(jax.random.key(0))[1])
+    observations, _ = raw.reset(jax.random.key(0))
     assert_slots_hold(state.agents.observation, per_agent(observations, raw))
     assert bool(env.observation_space.contains(state.agents.observation))
 
@@ -353,7 +370,7 @@ def test_round_based_games_end_with_the_true_last_observation(foreign_id):
     actions = random_actions(env, jax.random.key(1), 6)
     state = env.reset(key=jax.random.key(0))
     for t in range(6):
-        _, step_key = jax.random.split(state.key)
+        _, step_key = next_and_step_key(state.key)
         joint = {agent: actions[t, i] for i, agent in enumerate(raw.agents)}
         observations, _, rewards, dones, _ = suite_step(step_key, state.env_state, joint)
         following = env.step(state, actions[t])

@@ -2,8 +2,8 @@
 
 Every registered `pgx/` id passes `check_env`; a board game and a
 single-player game run in the default suite, the rest with `--run-slow`. The boundary truths replay random legal games in lockstep
-with Pgx's own `step`: the adapter hands Pgx the second half of the split of
-its state key, so the raw game gets the same dice and deals.
+with Pgx's own `step`: the adapter hands Pgx the step key it derives from
+its state key (`next_and_step_key`), so the raw game gets the same dice and deals.
 """
 
 import jax
@@ -15,6 +15,7 @@ pgx = pytest.importorskip("pgx")
 
 import parallax_zoo  # noqa: E402
 from parallax import Box, Env, MARLEnv, MultiBinary, TimeLimit, VmapWrapper, check_env  # noqa: E402
+from parallax.adapters.base import next_and_step_key  # noqa: E402
 from parallax.adapters.pgx import MaskedState, PgxAdapter, PgxSinglePlayerAdapter  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*player_id.*:DeprecationWarning")
@@ -59,7 +60,7 @@ def lockstep(game, num_games, length, seed=0):
             noise = jax.random.randint(noise_key, (players,), 0, adapter.num_moves + 1)
             action = jnp.where(jnp.arange(players) == raw.current_player, move, noise)
             nxt = adapter.step(state, action)
-            raw_next = game.step(raw, move, jax.random.split(state.key)[1])
+            raw_next = game.step(raw, move, next_and_step_key(state.key)[1])
             views = jnp.stack([game.observe(raw_next, p) for p in range(players)])
             record = {
                 "live": ~over,
@@ -127,7 +128,7 @@ def test_single_player_games_agree_with_pgx_step_by_step(game_id):
         state, raw = carry
         move = jax.random.categorical(key, jnp.where(raw.legal_action_mask, 0.0, -jnp.inf)).astype(jnp.int32)
         nxt = adapter.step(state, move)
-        raw_next = game.step(raw, move, jax.random.split(state.key)[1])
+        raw_next = game.step(raw, move, next_and_step_key(state.key)[1])
         fresh = adapter.reset(key=key)
         record = (nxt.observation, raw_next.observation, nxt.reward, raw_next.rewards[0], nxt.termination,
                   raw_next.terminated, nxt.action_mask, raw_next.legal_action_mask)

@@ -20,7 +20,7 @@ import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
-from parallax.adapters.base import Adapter
+from parallax.adapters.base import Adapter, next_key
 from parallax.core import State
 from parallax.spaces import Box, PyTreeSpace, Space, clip_action
 
@@ -107,8 +107,7 @@ class PhysicsAdapter(Adapter[State]):
         super().__init__()
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
-        state_key, env_key = jax.random.split(key)
-        foreign = self.env.reset(_raw_key(env_key))
+        foreign = self.env.reset(_raw_key(key))
         return State(
             env_state=foreign,
             observation=foreign.obs,
@@ -117,7 +116,7 @@ class PhysicsAdapter(Adapter[State]):
             truncation=jnp.zeros((), jnp.bool_),
             info=dict(foreign.metrics),
             step_count=jnp.zeros((), jnp.int32),
-            key=state_key,
+            key=key,
         )
 
     def _step_unchecked(self, state: State, action: Array) -> State:
@@ -131,7 +130,7 @@ class PhysicsAdapter(Adapter[State]):
             truncation=step_count >= self._steps_per_episode,
             info=dict(foreign.metrics),
             step_count=step_count,
-            key=jax.random.split(state.key)[0],
+            key=next_key(state.key),
         )
 
     def _repeated_step(self, foreign: Any, action: Array) -> tuple[Any, Array]:

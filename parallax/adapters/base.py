@@ -7,6 +7,14 @@ gives it the protocol's surface (docs/protocol.md): the two spaces, and
 `reset` and `step` that check their key and action with a clear error first
 and then run those functions under `jax.jit`, so that stepping eagerly, as in
 a Python loop, runs one compiled program rather than thousands of small ones.
+
+Keys: a fresh state keeps the key its reset was given, which the suite's
+reset draws from; each step hashes the state's key once (`next_key`,
+`next_and_step_key`) at counters far above any a reset draws, for the
+state's next key and, where the suite's step draws random numbers, the key
+it draws from. So a reset costs no hash and a step one, which is visible on
+cheap envs: the selective reset builds a fresh state for every env on
+every step, and on XLA:CPU each hash is a loop of its own.
 """
 
 from __future__ import annotations
@@ -65,9 +73,25 @@ class Adapter(Generic[EitherStateT]):
         raise NotImplementedError
 
 
-__all__ = ["Adapter"]
-
-
 def cast_like(tree: Any, signature: Any) -> Any:
     """`tree` with every leaf a strongly typed array of its signature's dtype, so reset and step agree."""
     return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)
+
+
+KEY_COUNTER = 0xFFFFFF00
+"""`fold_in` data of the keys a step derives: no suite's reset draws anywhere near 2**32 numbers from its key."""
+
+
+def next_key(key: PRNGKeyArray) -> PRNGKeyArray:
+    """The state's next key, for a step that draws no random numbers: one hash."""
+    return jax.random.fold_in(key, KEY_COUNTER)
+
+
+def next_and_step_key(key: PRNGKeyArray) -> tuple[PRNGKeyArray, PRNGKeyArray]:
+    """(the state's next key, the key the suite's step draws from): two counters of one hash."""
+    counters = jnp.arange(KEY_COUNTER, KEY_COUNTER + 2, dtype=jnp.uint32)
+    keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, counters)
+    return keys[0], keys[1]
+
+
+__all__ = ["Adapter", "KEY_COUNTER", "cast_like", "next_and_step_key", "next_key"]

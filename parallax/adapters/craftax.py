@@ -19,7 +19,7 @@ import numpy as np
 from craftax.environment_base import spaces as craftax_spaces
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.base import Adapter, cast_like
+from parallax.adapters.base import Adapter, cast_like, next_and_step_key
 from parallax.core import State
 from parallax.spaces import Box, Discrete, clip_action
 
@@ -66,8 +66,7 @@ class CraftaxAdapter(Adapter[State]):
         return int(self.params.max_timesteps)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
-        state_key, reset_key = jax.random.split(key)
-        observation, env_state = self.env.reset_env(reset_key, self.params)
+        observation, env_state = self.env.reset_env(key, self.params)
         step_observation, step_env_state, step_info = self._signature
         return State(
             env_state=cast_like(env_state, step_env_state),
@@ -77,11 +76,11 @@ class CraftaxAdapter(Adapter[State]):
             truncation=jnp.zeros((), jnp.bool_),
             info=jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), step_info),
             step_count=jnp.zeros((), jnp.int32),
-            key=state_key,
+            key=key,
         )
 
     def _step_unchecked(self, state: State, action: Array) -> State:
-        next_key, step_key = jax.random.split(state.key)
+        next_key, step_key = next_and_step_key(state.key)
         observation, env_state, reward, done, info = self.env.step_env(
             step_key, state.env_state, clip_action(self.action_space, action), self.params
         )
@@ -111,8 +110,6 @@ class CraftaxAdapter(Adapter[State]):
 
     def __repr__(self) -> str:
         return f"CraftaxAdapter({self.env.name})"
-
-
 
 
 __all__ = ["CraftaxAdapter"]

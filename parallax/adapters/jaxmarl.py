@@ -35,7 +35,7 @@ from jaxmarl.environments import spaces as jaxmarl_spaces
 from jaxmarl.environments.multi_agent_env import MultiAgentEnv
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.adapters.base import Adapter, cast_like
+from parallax.adapters.base import Adapter, cast_like, next_and_step_key
 from parallax.core import Agents, MARLState
 from parallax.spaces import Box, Discrete, MultiDiscrete, PyTreeSpace, Space
 
@@ -372,8 +372,7 @@ class JaxMARLAdapter(Adapter[MARLState]):
         return self._num_agents
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MARLState:
-        state_key, reset_key = jax.random.split(key)
-        observations, env_state = self.env.reset(reset_key)
+        observations, env_state = self.env.reset(key)
         env_state = cast_like(env_state, self._signature["env_state"])
         active = jnp.ones(self._num_agents, jnp.bool_)
         return MARLState(
@@ -388,12 +387,12 @@ class JaxMARLAdapter(Adapter[MARLState]):
             truncation=jnp.zeros((), jnp.bool_),
             info=jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), self._signature["info"]),
             step_count=jnp.zeros((), jnp.int32),
-            key=state_key,
+            key=key,
             global_observation=self._global(env_state, observations),
         )
 
     def _step_unchecked(self, state: MARLState, action: Array) -> MARLState:
-        next_key, step_key = jax.random.split(state.key)
+        next_key, step_key = next_and_step_key(state.key)
         acted = state.agents.active
         actions = self._actions(action, state)
         if self.family.step is None:
@@ -534,8 +533,6 @@ def _pad(x: Array, shape: tuple[int, ...]) -> Array:
     if tuple(x.shape) == tuple(shape):
         return x
     return jnp.pad(x, [(0, target - size) for size, target in zip(x.shape, shape)])
-
-
 
 
 def _shape_of(space: Any) -> tuple[int, ...]:

@@ -35,7 +35,7 @@ from jumanji.types import StepType
 from jumanji.wrappers import Wrapper
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.base import Adapter, cast_like
+from parallax.adapters.base import Adapter, cast_like, next_key
 from parallax.core import State
 from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
 
@@ -46,7 +46,7 @@ class JumanjiAdapter(Adapter[State]):
     `env_state` is Jumanji's state; `info` holds the `TimeStep`'s `extras`
     and `discount` (plus `agent_reward` where Jumanji rewards agents
     separately), with the same structure after `reset` and `step`. `reset`
-    and `step` are jitted; the key is split on every step. Jumanji draws its
+    and `step` are jitted; the key advances on every step (`adapters/base.py`, "Keys"). Jumanji draws its
     own randomness from the key inside its state, which `reset` seeds.
     """
 
@@ -84,8 +84,7 @@ class JumanjiAdapter(Adapter[State]):
         return None if limit is None else int(limit)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
-        state_key, env_key = jax.random.split(key)
-        env_state, timestep = self.env.reset(_raw_key(env_key))
+        env_state, timestep = self.env.reset(_raw_key(key))
         info = self._info(timestep) if self._first_info_matches else None
         return State(
             env_state=env_state,
@@ -95,7 +94,7 @@ class JumanjiAdapter(Adapter[State]):
             truncation=jnp.zeros((), jnp.bool_),
             info=_cast_like(info, self._info_signature),
             step_count=jnp.zeros((), jnp.int32),
-            key=state_key,
+            key=key,
         )
 
     def _step_unchecked(self, state: State, action: Array) -> State:
@@ -113,7 +112,7 @@ class JumanjiAdapter(Adapter[State]):
             truncation=last & cut_short,
             info=_cast_like(self._info(timestep), self._info_signature),
             step_count=step_count,
-            key=jax.random.split(state.key)[0],
+            key=next_key(state.key),
         )
 
     def _info(self, timestep: Any) -> dict[str, Any]:

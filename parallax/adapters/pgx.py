@@ -31,7 +31,7 @@ import numpy as np
 import pgx
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.adapters.base import Adapter
+from parallax.adapters.base import Adapter, next_and_step_key, next_key
 from parallax.core import Agents, MARLState, State
 from parallax.spaces import Box, Discrete, MultiBinary, Space, stack_space
 
@@ -59,9 +59,9 @@ class PgxAdapter(Adapter[MARLState]):
     """Wraps a Pgx game of two or more players as a `MARLEnv` (see the module docstring for the convention).
 
     `env_state` is Pgx's `State`; `info` is empty. `reset` and `step` are
-    jitted. The key advances on every step; where the game's step draws
-    random numbers (backgammon's dice) it is split and the half handed to
-    Pgx, elsewhere a single split advances it, as nothing else needs one.
+    jitted. The key advances on every step (`adapters/base.py`, "Keys");
+    where the game's step draws random numbers (backgammon's dice) the same
+    hash gives Pgx its key.
     """
 
     def __init__(self, env: pgx.Env):
@@ -86,8 +86,7 @@ class PgxAdapter(Adapter[MARLState]):
         return self._num_agents
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MARLState:
-        state_key, game_key = jax.random.split(key)
-        return self._marl_state(self.env.init(game_key), jnp.zeros((), jnp.int32), state_key)
+        return self._marl_state(self.env.init(key), jnp.zeros((), jnp.int32), key)
 
     def _step_unchecked(self, state: MARLState, action: Array) -> MARLState:
         next_key, game_key = _advance(state.key, self._step_uses_key)
@@ -153,8 +152,7 @@ class PgxSinglePlayerAdapter(Adapter[MaskedState]):
         super().__init__()
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> MaskedState:
-        state_key, game_key = jax.random.split(key)
-        return self._masked_state(self.env.init(game_key), jnp.zeros((), jnp.int32), state_key)
+        return self._masked_state(self.env.init(key), jnp.zeros((), jnp.int32), key)
 
     def _step_unchecked(self, state: MaskedState, action: Array) -> MaskedState:
         next_key, game_key = _advance(state.key, self._step_uses_key)
@@ -186,15 +184,10 @@ def _step_uses_key(env: pgx.Env, first: Any) -> bool:
 
 
 def _advance(key: PRNGKeyArray, for_game: bool) -> tuple[PRNGKeyArray, PRNGKeyArray | None]:
-    """(the state's next key, the key Pgx's step draws from, or None where it draws nothing).
-
-    A split into two keys hashes twice (threefry), a split into one once; on
-    a cheap game like connect_four that is a visible part of a step.
-    """
+    """(the state's next key, the key Pgx's step draws from, or None where it draws nothing)."""
     if for_game:
-        next_key, game_key = jax.random.split(key)
-        return next_key, game_key
-    return jax.random.split(key, 1)[0], None
+        return next_and_step_key(key)
+    return next_key(key), None
 
 
 def _play(env: pgx.Env, game: Any, move: Array, key: PRNGKeyArray | None) -> Any:

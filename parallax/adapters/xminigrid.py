@@ -25,7 +25,7 @@ from xminigrid.environment import Environment
 from xminigrid.types import StepType
 from xminigrid.wrappers import DmEnvAutoResetWrapper, GymAutoResetWrapper, Wrapper
 
-from parallax.adapters.base import Adapter
+from parallax.adapters.base import Adapter, next_key
 from parallax.core import State
 from parallax.spaces import Box, Discrete, PyTreeSpace, Space
 
@@ -38,8 +38,8 @@ class XMiniGridAdapter(Adapter[State]):
     The params are static configuration, closed over by `reset` and `step`
     (an XLand ruleset included: `xminigrid.make(name, ruleset=...)`).
     `env_state` is XLand-MiniGrid's `TimeStep`, which its `step` takes;
-    `info` holds its `discount`. `reset` and `step` are jitted; the key is
-    split on every step. XLand-MiniGrid's steps are deterministic.
+    `info` holds its `discount`. `reset` and `step` are jitted; the key
+    advances on every step (`adapters/base.py`, "Keys"). XLand-MiniGrid's steps are deterministic.
     """
 
     def __init__(self, env: Environment, params: Any = None):
@@ -67,8 +67,7 @@ class XMiniGridAdapter(Adapter[State]):
         return int(self.params.max_steps)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
-        state_key, env_key = jax.random.split(key)
-        timestep = self.env.reset(self.params, env_key)
+        timestep = self.env.reset(self.params, key)
         return State(
             env_state=timestep,
             observation=timestep.observation,
@@ -77,7 +76,7 @@ class XMiniGridAdapter(Adapter[State]):
             truncation=jnp.zeros((), jnp.bool_),
             info={"discount": jnp.ones((), jnp.float32)},
             step_count=jnp.zeros((), jnp.int32),
-            key=state_key,
+            key=key,
         )
 
     def _step_unchecked(self, state: State, action: Array) -> State:
@@ -92,7 +91,7 @@ class XMiniGridAdapter(Adapter[State]):
             truncation=last & (discount != 0),
             info={"discount": discount},
             step_count=state.step_count + 1,
-            key=jax.random.split(state.key)[0],
+            key=next_key(state.key),
         )
 
     def __repr__(self) -> str:

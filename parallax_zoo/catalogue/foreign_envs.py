@@ -99,7 +99,12 @@ def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps
 
 
 def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
-    """`JaxMARLAdapter(jaxmarl.make(foreign_id, **kwargs))`; `max_steps` sets the env's own time limit, kwargs win."""
+    """`JaxMARLAdapter(jaxmarl.make(foreign_id, **kwargs))`; `max_steps` sets the env's own time limit, kwargs win.
+
+    A family with no time-limit setting (Coin Game, STORM, Switch Riddle,
+    Hanabi) gets a `TimeLimit` for a `max_steps` shorter than its own episode
+    length (any, for Hanabi, which has none); a longer one is refused.
+    """
     jaxmarl = import_optional("jaxmarl", "jaxmarl", env_id)
     adapter = import_optional("parallax.adapters.jaxmarl", "jaxmarl", env_id)
     default = jaxmarl.make(foreign_id)
@@ -111,7 +116,14 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
         accepted = None if inner_accepted is None else accepted + inner_accepted
     if accepted is not None:
         check_kwargs(env_id, kwargs, accepted)
-    default_length = adapter.family_of(env_class).episode_length(default)
+    family = adapter.family_of(env_class)
+    default_length = family.episode_length(default)
+    cut_short = max_steps is not None and max_steps != default_length and family.limit_setting is None
+    if cut_short and default_length is not None and max_steps > default_length:
+        raise InvalidKwargError(
+            f"{env_id} ends every episode by step {default_length}, and JaxMARL's {env_class.__name__} has no "
+            f"episode-length setting, so max_steps={max_steps} cannot lengthen it. Give max_steps <= {default_length}."
+        )
     limit = {} if max_steps == default_length else adapter.episode_length_settings(env_class, max_steps)
     if accepted is not None and not set(limit) <= set(accepted):
         raise InvalidKwargError(
@@ -124,7 +136,8 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
     except TypeError as error:  # JaxMARL builds some ids (MPE facmac 3a/6a/9a) from factories that take no settings
         fixed = f" (a fixed episode length of {default_length} steps: max_steps={max_steps} cannot be applied)" if limit else ""
         raise InvalidKwargError(f"{env_id} does not take the settings {sorted(settings)}{fixed}: {error}") from error
-    return adapter.JaxMARLAdapter(env)
+    adapted = adapter.JaxMARLAdapter(env)
+    return TimeLimit(adapted, max_steps) if cut_short and max_steps is not None else adapted
 
 
 def build_craftax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
