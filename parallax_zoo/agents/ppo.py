@@ -159,17 +159,27 @@ def masked_mean(x: Array, mask: Array | None) -> Array:
     return jnp.sum(x * mask) / jnp.maximum(jnp.sum(mask), 1.0)
 
 
+def as_slot_rows(x: Array) -> Array:
+    """A minibatch array `[rows, agents, ...]` as `[rows * agents, ...]`: one row per slot.
+
+    The loss is a mean over slots, so it does not change; on XLA:CPU its elementwise
+    work then runs along one long axis instead of a short trailing slot axis (of size 1
+    for single-agent envs), which vectorises better.
+    """
+    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+
+
 def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) -> tuple[Array, Metrics]:
     """Clipped surrogate + clipped value loss - entropy bonus, each a mean over active slots only."""
     step = batch.transition
     # A single-agent env's one slot is always active (`read_slots`), so its means need no mask.
-    valid = step.active if policy.model.multi_agent else None
+    valid = as_slot_rows(step.active) if policy.model.multi_agent else None
     slots = step.slots()
     current = dataclasses.replace(policy, params=params)
-    dist = current.distribution(slots)
-    log_ratio = dist.log_prob(step.action) - step.log_prob
+    dist = jax.tree_util.tree_map(as_slot_rows, current.distribution(slots))
+    log_ratio = dist.log_prob(as_slot_rows(step.action)) - as_slot_rows(step.log_prob)
     ratio = jnp.exp(log_ratio)
-    advantage = batch.advantage
+    advantage = as_slot_rows(batch.advantage)
     if config.normalize_advantages:
         mean = masked_mean(advantage, valid)
         std = jnp.sqrt(masked_mean((advantage - mean) ** 2, valid))
@@ -178,11 +188,11 @@ def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) ->
     surrogate = jnp.minimum(ratio * advantage, clipped_ratio * advantage)
     policy_loss = -masked_mean(surrogate, valid)
 
-    value = current.value(slots)
-    value_error = (value - batch.target) ** 2
+    value, old_value, target = as_slot_rows(current.value(slots)), as_slot_rows(step.value), as_slot_rows(batch.target)
+    value_error = (value - target) ** 2
     if config.clip_value:
-        clipped = step.value + jnp.clip(value - step.value, -config.vf_clip, config.vf_clip)
-        value_error = jnp.maximum(value_error, (clipped - batch.target) ** 2)
+        clipped = old_value + jnp.clip(value - old_value, -config.vf_clip, config.vf_clip)
+        value_error = jnp.maximum(value_error, (clipped - target) ** 2)
     value_loss = 0.5 * masked_mean(value_error, valid)
     entropy = masked_mean(dist.entropy(), valid)
     total = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
