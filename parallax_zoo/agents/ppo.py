@@ -35,6 +35,7 @@ from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy, Transition, collect, episode_stats
 from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
 from parallax_zoo.agents.sharding import check_divisible, replicate, shard_env_batch
+from parallax_zoo.agents.shuffle import permutation
 from parallax_zoo.agents.slots import read_slots
 
 Metrics = dict[str, Any]
@@ -268,7 +269,7 @@ def make_learner(
             targets, advantages = advantages_for(policy, trajectory, last_value, config) if fixed is None else fixed
             batch = Batch(trajectory, advantages, targets)
             size = config.num_envs * config.num_steps
-            order = jax.random.permutation(epoch_key, size)
+            order = permutation(epoch_key, size)
             minibatches = jax.tree_util.tree_map(
                 lambda x: x.reshape((size,) + x.shape[2:])[order].reshape(
                     (config.num_minibatches, size // config.num_minibatches) + x.shape[2:]
