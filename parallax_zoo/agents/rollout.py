@@ -7,7 +7,8 @@ to acting and stepping: the critic runs once after the scan, over every
 step's observation and pre-reset next observation together (the params are
 fixed during a rollout, so the values are the ones a per-step critic would
 give); every step's keys are split before the scan, to the same keys the
-step would split; and the reset runs only on steps where some env finished.
+step would split (the reset key is split across the envs only when a step resets); and
+the reset runs only on steps where some env finished.
 PPO, MAPPO and evaluation all collect with `collect`.
 """
 
@@ -80,14 +81,14 @@ def episode_stats(state: State | MARLState) -> EpisodeStats:
     return stats
 
 
-def step_keys(key: PRNGKeyArray, num_steps: int, num_envs: int) -> tuple[PRNGKeyArray, PRNGKeyArray]:
-    """Each step's action key `[num_steps]` and per-env reset keys `[num_steps, num_envs]`.
+def step_keys(key: PRNGKeyArray, num_steps: int) -> tuple[PRNGKeyArray, PRNGKeyArray]:
+    """Each step's action key and reset key, both `[num_steps]`: step `t` splits `split(key, num_steps)[t]` in two.
 
-    Step `t` splits `split(key, num_steps)[t]` into its action and reset keys, and
-    `VmapWrapper.reset` splits the reset key across the envs; done here for all steps at once.
+    `VmapWrapper.reset` splits the reset key across the envs inside the reset branch, so only
+    steps that reset pay for it, and no `[num_steps, num_envs]` block of keys is compiled.
     """
     keys = jax.vmap(jax.random.split)(jax.random.split(key, num_steps))
-    return keys[:, 0], jax.vmap(lambda k: jax.random.split(k, num_envs))(keys[:, 1])
+    return keys[:, 0], keys[:, 1]
 
 
 def rollout_step(
@@ -149,10 +150,8 @@ def collect(
         state, transition, next_slots = rollout_step(env, policy, shard_env_batch(state, mesh), *keys)
         return shard_env_batch(state, mesh), shard_env_batch((transition, next_slots), mesh)
 
-    act_keys, reset_keys = step_keys(key, num_steps, state.termination.shape[0])
-    state, (trajectory, next_slots) = jax.lax.scan(
-        step, shard_env_batch(state, mesh), (act_keys, shard_env_batch(reset_keys, mesh, env_axis=1))
-    )
+    act_keys, reset_keys = step_keys(key, num_steps)
+    state, (trajectory, next_slots) = jax.lax.scan(step, shard_env_batch(state, mesh), (act_keys, reset_keys))
     trajectory, next_slots = shard_env_batch((trajectory, next_slots), mesh, env_axis=1)
     # One critic pass over both sets of observations: one set of matmuls to compile and run, not two.
     both = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), trajectory.slots(), next_slots)
