@@ -49,29 +49,28 @@ def test_raw_keys_work_as_typed_ones():
     np.testing.assert_array_equal(next_and_step_key(raw)[1], jax.random.key_data(next_and_step_key(typed)[1]))
 
 
-def test_pgx_reset_hashes_nothing_and_step_once():
+def _pgx_connect_four():
     pgx = pytest.importorskip("pgx")
     from parallax.adapters.pgx import PgxAdapter
 
     game = pgx.make("connect_four")
-    env = PgxAdapter(game)
-    key = jax.random.key(0)
-    assert _hashes(env._reset_unchecked, key) == _hashes(game.init, key)
-    state = env.reset(key=key)
-    action = jnp.zeros((2,), jnp.int32)
-    assert _hashes(env._step_unchecked, state, action) == _hashes(lambda s: game.step(s, jnp.int32(0)), state.env_state) + 1
-    assert not np.array_equal(jax.random.key_data(env.step(state, action).key), jax.random.key_data(state.key))
+    return PgxAdapter(game), game.init, lambda key, state: game.step(state, jnp.int32(0)), jnp.zeros((2,), jnp.int32)
 
 
-def test_jaxmarl_reset_hashes_nothing_and_step_once():
+def _jaxmarl_spread():
     jaxmarl = pytest.importorskip("jaxmarl")
     from parallax.adapters.jaxmarl import JaxMARLAdapter
 
     raw = jaxmarl.make("MPE_simple_spread_v3")
-    env = JaxMARLAdapter(raw)
-    key = jax.random.key(0)
-    assert _hashes(env._reset_unchecked, key) == _hashes(raw.reset, key)
-    state = env.reset(key=key)
     actions = {agent: jnp.int32(0) for agent in raw.agents}
-    suite_step = _hashes(lambda k, s: raw.step_env(k, s, actions), key, state.env_state)
-    assert _hashes(env._step_unchecked, state, jnp.zeros((3,), jnp.int32)) == suite_step + 1
+    return JaxMARLAdapter(raw), raw.reset, lambda key, state: raw.step_env(key, state, actions), jnp.zeros((3,), jnp.int32)
+
+
+@pytest.mark.parametrize("suite", [_pgx_connect_four, _jaxmarl_spread], ids=["pgx", "jaxmarl"])
+def test_a_reset_hashes_no_more_than_the_suites_and_a_step_once_more(suite):
+    env, suite_reset, suite_step, action = suite()
+    key = jax.random.key(0)
+    assert _hashes(env._reset_unchecked, key) == _hashes(suite_reset, key)
+    state = env.reset(key=key)
+    assert _hashes(env._step_unchecked, state, action) == _hashes(suite_step, key, state.env_state) + 1
+    assert not np.array_equal(jax.random.key_data(env.step(state, action).key), jax.random.key_data(state.key))
