@@ -20,7 +20,7 @@ import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
-from parallax.adapters.base import Adapter, next_key
+from parallax.adapters.base import Adapter, next_key, raw_key
 from parallax.core import State
 from parallax.spaces import Box, PyTreeSpace, Space, clip_action
 
@@ -107,7 +107,7 @@ class PhysicsAdapter(Adapter[State]):
         super().__init__()
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
-        foreign = self.env.reset(_raw_key(key))
+        foreign = self.env.reset(raw_key(key))
         return State(
             env_state=foreign,
             observation=foreign.obs,
@@ -183,13 +183,6 @@ class PhysicsAdapter(Adapter[State]):
             f"{self.name}({type(self.env).__name__}, episode_length={self.episode_length}, "
             f"action_repeat={self.action_repeat})"
         )
-
-
-def _raw_key(key: PRNGKeyArray) -> Array:
-    """A `uint32[2]` key: Brax and Playground environments are written for `jax.random.PRNGKey`."""
-    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-        return jax.random.key_data(key)
-    return key
 
 
 __all__ = ["PhysicsAdapter", "observation_space_for", "strip_wrappers"]

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.core import EitherStateT, require_key
+from parallax.core import EitherStateT, is_key_dtype, require_key
 from parallax.spaces import Space, check_action
 
 
@@ -78,6 +78,24 @@ def cast_like(tree: Any, signature: Any) -> Any:
     return jax.tree_util.tree_map(lambda x, s: jnp.asarray(x, dtype=s.dtype), tree, signature)
 
 
+def zeros_like_signature(signature: Any) -> Any:
+    """Zeros of every leaf's shape and dtype: the `info` of a fresh state, shaped like a step's."""
+    return jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), signature)
+
+
+def raw_key(key: PRNGKeyArray) -> Array:
+    """A `uint32[2]` key, for suites written for `jax.random.PRNGKey` (Jumanji, Brax, Playground)."""
+    if is_key_dtype(key.dtype):
+        return jax.random.key_data(key)
+    return key
+
+
+def reads_input(traced: Any, position: int) -> bool:
+    """Whether a traced program (`jax.make_jaxpr`'s result) uses its input at `position`: a suite's step that draws from its key."""
+    var = traced.jaxpr.invars[position]
+    return any(v is var for eqn in traced.jaxpr.eqns for v in eqn.invars) or any(v is var for v in traced.jaxpr.outvars)
+
+
 KEY_COUNTER = 0xFFFFFF00
 """`fold_in` data of the keys a step derives: no suite's reset draws anywhere near 2**32 numbers from its key."""
 
@@ -94,4 +112,6 @@ def next_and_step_key(key: PRNGKeyArray) -> tuple[PRNGKeyArray, PRNGKeyArray]:
     return keys[0], keys[1]
 
 
-__all__ = ["Adapter", "KEY_COUNTER", "cast_like", "next_and_step_key", "next_key"]
+__all__ = [
+    "Adapter", "KEY_COUNTER", "cast_like", "next_and_step_key", "next_key", "raw_key", "reads_input", "zeros_like_signature",
+]

@@ -19,7 +19,7 @@ import numpy as np
 from craftax.environment_base import spaces as craftax_spaces
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.base import Adapter, cast_like, next_and_step_key
+from parallax.adapters.base import Adapter, cast_like, next_and_step_key, zeros_like_signature
 from parallax.core import State
 from parallax.spaces import Box, Discrete, clip_action
 
@@ -74,7 +74,7 @@ class CraftaxAdapter(Adapter[State]):
             reward=jnp.zeros((), jnp.float32),
             termination=jnp.zeros((), jnp.bool_),
             truncation=jnp.zeros((), jnp.bool_),
-            info=jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), step_info),
+            info=zeros_like_signature(step_info),
             step_count=jnp.zeros((), jnp.int32),
             key=key,
         )

@@ -33,7 +33,7 @@ from gymnax.environments.misc.meta_maze import MetaMaze
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.frames import GYMNAX_DRAWINGS, RenderUnavailableError
-from parallax.adapters.base import Adapter, cast_like
+from parallax.adapters.base import Adapter, cast_like, reads_input, zeros_like_signature
 from parallax.core import State
 from parallax.spaces import Box, Discrete, PyTreeSpace, Space, clip_action
 
@@ -79,7 +79,7 @@ class GymnaxAdapter(Adapter[State]):
             reward=jnp.zeros((), jnp.float32),
             termination=jnp.zeros((), jnp.bool_),
             truncation=jnp.zeros((), jnp.bool_),
-            info=jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), step_info),
+            info=zeros_like_signature(step_info),
             step_count=jnp.zeros((), jnp.int32),
             key=state_key,
         )
@@ -113,11 +113,7 @@ class GymnaxAdapter(Adapter[State]):
         jaxpr, (observation, next_state, reward, terminated, info) = jax.make_jaxpr(
             lambda k, s, a: self.env.step_env(k, s, a, self.params), return_shape=True
         )(key, env_state, action)
-        key_var = jaxpr.jaxpr.invars[0]
-        uses_key = any(var is key_var for eqn in jaxpr.jaxpr.eqns for var in eqn.invars) or any(
-            var is key_var for var in jaxpr.jaxpr.outvars
-        )
-        return (observation, next_state, reward, terminated, dict(info)), uses_key
+        return (observation, next_state, reward, terminated, dict(info)), reads_input(jaxpr, 0)
 
     @property
     def cannot_render(self) -> str | None:
@@ -135,8 +131,6 @@ class GymnaxAdapter(Adapter[State]):
 
     def __repr__(self) -> str:
         return f"GymnaxAdapter({self.env.name})"
-
-
 
 
 def to_parallax_space(space: Any, emitted: Any = None) -> Space:

@@ -35,7 +35,7 @@ from jaxmarl.environments import spaces as jaxmarl_spaces
 from jaxmarl.environments.multi_agent_env import MultiAgentEnv
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.adapters.base import Adapter, cast_like, next_and_step_key
+from parallax.adapters.base import Adapter, cast_like, next_and_step_key, zeros_like_signature
 from parallax.core import Agents, MARLState
 from parallax.spaces import Box, Discrete, MultiDiscrete, PyTreeSpace, Space
 
@@ -385,7 +385,7 @@ class JaxMARLAdapter(Adapter[MARLState]):
             ),
             termination=jnp.zeros((), jnp.bool_),
             truncation=jnp.zeros((), jnp.bool_),
-            info=jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), self._signature["info"]),
+            info=zeros_like_signature(self._signature["info"]),
             step_count=jnp.zeros((), jnp.int32),
             key=key,
             global_observation=self._global(env_state, observations),

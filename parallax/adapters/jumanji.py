@@ -35,7 +35,7 @@ from jumanji.types import StepType
 from jumanji.wrappers import Wrapper
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.base import Adapter, cast_like, next_key
+from parallax.adapters.base import Adapter, cast_like, next_key, raw_key, zeros_like_signature
 from parallax.core import State
 from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
 
@@ -84,7 +84,7 @@ class JumanjiAdapter(Adapter[State]):
         return None if limit is None else int(limit)
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
-        env_state, timestep = self.env.reset(_raw_key(key))
+        env_state, timestep = self.env.reset(raw_key(key))
         info = self._info(timestep) if self._first_info_matches else None
         return State(
             env_state=env_state,
@@ -146,15 +146,8 @@ def corrected_observation_spec(env: Environment) -> Any:
 def _cast_like(tree: Any, signature: Any) -> Any:
     """`tree` cast leaf by leaf to the signature's dtypes; zeros of the signature where `tree` is None."""
     if tree is None:
-        return jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), signature)
+        return zeros_like_signature(signature)
     return cast_like(tree, signature)
-
-
-def _raw_key(key: PRNGKeyArray) -> Array:
-    """A `uint32[2]` key: Jumanji is written for `jax.random.PRNGKey`."""
-    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-        return jax.random.key_data(key)
-    return key
 
 
 def to_parallax_space(spec: Any, emitted: Any, *, action: bool = False) -> Space:

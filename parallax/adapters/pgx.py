@@ -31,7 +31,7 @@ import numpy as np
 import pgx
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.adapters.base import Adapter, next_and_step_key, next_key
+from parallax.adapters.base import Adapter, next_and_step_key, next_key, reads_input
 from parallax.core import Agents, MARLState, State
 from parallax.spaces import Box, Discrete, MultiBinary, Space, stack_space
 
@@ -179,8 +179,7 @@ class PgxSinglePlayerAdapter(Adapter[MaskedState]):
 def _step_uses_key(env: pgx.Env, first: Any) -> bool:
     """Whether the game's `step` draws random numbers, read off its traced program (`first`: the abstract initial state)."""
     traced = jax.make_jaxpr(lambda game, move, key: env.step(game, move, key))(first, jnp.int32(0), jax.random.PRNGKey(0))
-    key_var = traced.jaxpr.invars[-1]
-    return any(var is key_var for eqn in traced.jaxpr.eqns for var in eqn.invars)
+    return reads_input(traced, -1)
 
 
 def _advance(key: PRNGKeyArray, for_game: bool) -> tuple[PRNGKeyArray, PRNGKeyArray | None]:
