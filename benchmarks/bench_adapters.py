@@ -62,6 +62,7 @@ import jax
 import jax.numpy as jnp
 
 from parallax import AutoResetWrapper, VmapWrapper
+from parallax.core import fold_in_key
 
 Rollout = Callable[[Any], Any]
 
@@ -160,11 +161,6 @@ def gymnax_cases(num_envs: int, num_steps: int) -> list[Case]:
     ]
 
 
-def where_done(done: Any, fresh: Any, kept: Any) -> Any:
-    """`fresh` where an env's episode ended, `kept` elsewhere: the selective reset, leaf by leaf."""
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(jnp.reshape(done, done.shape + (1,) * (a.ndim - 1)), a, b), fresh, kept)
-
-
 def split_per_env(keys: Any, num: int) -> list[Any]:
     """`num` new keys for every env's key: the raw loops' per-env key handling."""
     return list(jnp.moveaxis(jax.vmap(lambda k: jax.random.split(k, num))(keys), 1, 0))
@@ -173,21 +169,17 @@ def split_per_env(keys: Any, num: int) -> list[Any]:
 def selective_case(name: str, adapter: Any, raw_step: Callable[[Any, Any], Any], raw_carry: Any, actions: Callable[[Any], Any], num_envs: int, num_steps: int) -> Case:
     """`raw_step` against `VmapWrapper(adapter)` stepped, then reset where done, with the same actions.
 
-    Like the raw loop, ours carries a key per env and splits it once per step,
-    here into the next key and the reset key (the adapter keeps its step keys in the state).
+    Like the raw loop, ours carries a key per env; it needs only a reset key from it each
+    step (the adapter keeps its step keys in the state), one hash: `fold_in` of the step number.
     """
     env = VmapWrapper(adapter, num_envs=num_envs)
 
-    def ours_step(carry: Any, t: Any) -> tuple[Any, Any]:
-        keys, state = carry
-        keys, reset_keys = split_per_env(keys, 2)
-        state = env.step(state, actions(t))
+    def outputs_of(state: Any) -> Any:
         agents = getattr(state, "agents", None)
-        outputs = (state.reward, state.observation) if agents is None else (agents.reward, agents.observation)
-        return (keys, env.reset(key=reset_keys, state=state, done=state.done)), outputs
+        return (state.reward, state.observation) if agents is None else (agents.reward, agents.observation)
 
-    start_keys = jax.random.split(jax.random.key(1), num_envs)
-    ours = (scan_rollout(ours_step, num_steps), (start_keys, env.reset(key=jax.random.key(0))))
+    rollout = selective_rollout(env, lambda s, t: actions(t), outputs_of, num_steps, lambda keys, t: (keys, fold_in_key(keys, t)))
+    ours = (rollout, (jax.random.split(jax.random.key(1), num_envs), env.reset(key=jax.random.key(0))))
     return Case(name, num_envs, num_steps, (scan_rollout(raw_step, num_steps), raw_carry), ours)
 
 
@@ -294,12 +286,22 @@ def where_done(done: Any, fresh: Any, state: Any) -> Any:
     return jax.tree_util.tree_map(pick, fresh, state)
 
 
-def selective_rollout(env: Any, action_of: Callable[[Any, Any], Any], outputs_of: Callable[[Any], Any], num_steps: int) -> Rollout:
-    """Ours: `VmapWrapper(adapter)` stepped, then the finished envs reset selectively; one key split per step."""
+def selective_rollout(
+    env: Any,
+    action_of: Callable[[Any, Any], Any],
+    outputs_of: Callable[[Any], Any],
+    num_steps: int,
+    reset_keys: Callable[[Any, Any], Any] = lambda key, t: jax.random.split(key),
+) -> Rollout:
+    """Ours: `VmapWrapper(adapter)` stepped, then the finished envs reset selectively.
+
+    `reset_keys(key, t)` gives the carried key(s) for the next step and step `t`'s reset key(s):
+    by default one key split in two every step.
+    """
 
     def step(carry: Any, t: Any) -> tuple[Any, Any]:
         key, state = carry
-        key, reset_key = jax.random.split(key)
+        key, reset_key = reset_keys(key, t)
         state = env.step(state, action_of(state, t))
         outputs = outputs_of(state)
         return (key, env.reset(key=reset_key, state=state, done=state.done)), outputs
