@@ -29,7 +29,7 @@ test-slow: $(VENV)/.dev-installed
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --run-slow
 
 typecheck: $(VENV)/.dev-installed
-	$(BIN)/pyright
+	$(BIN)/pyright --pythonpath $(BIN)/python
 
 docs: $(VENV)/.dev-installed
 	$(BIN)/mkdocs build --strict

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -49,3 +50,19 @@ def test_pyright_sees_a_missing_field_through_a_wrapper_stack(tmp_path):
     config.write_text(json.dumps({"extraPaths": [str(ROOT), str(ROOT / "tests")], "pythonVersion": "3.11"}))
     errors = _errors(_pyright("--project", str(config), str(bad), cwd=tmp_path))
     assert len(errors) == 1 and "not_a_field" in errors[0]
+
+
+def test_make_typecheck_checks_against_the_venv_without_it_on_path():
+    """`make typecheck` from a fresh shell, where the venv's python is not the one on PATH, sees the installed packages."""
+    venv = Path(sys.executable).parent.parent
+    path = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if not entry.startswith(str(venv))]
+    result = subprocess.run(
+        ["make", "-o", f"{venv}/.dev-installed", "typecheck", f"VENV={venv}"],
+        cwd=ROOT,
+        env={**os.environ, "PATH": os.pathsep.join(path)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "0 errors" in result.stdout
