@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Test files run in this many worker processes (pytest-xdist), one file to a worker.
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-slow bench typecheck docs
+.PHONY: demo test test-slow typecheck docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
