@@ -22,7 +22,8 @@ the repetitions is reported; compile time is measured separately. The pairs:
   for every env and a select that keeps the fresh state where an episode
   ended, a key per env split every step; against `VmapWrapper(adapter)`
   stepped and selectively reset, the same work behind the protocol, its
-  reset keys split from a key per env every step in the same way.
+  reset keys taken from a key per env with one `fold_in` of the step number
+  (the adapter carries its step keys in the state).
 - Brax inverted_pendulum (spring backend, 16 envs) and Playground PointMass
   (impl "jax", 16 envs): raw `env.step` against `VmapWrapper(adapter)`;
   neither side resets, since brax and Playground envs do not reset
