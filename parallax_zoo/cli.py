@@ -133,15 +133,17 @@ def _leaderboard(args: argparse.Namespace) -> int:
         raise UserError("nothing to rank: give --results FOLDER (from `eval --out`) and/or --entrant ENV_ID=POLICY")
     results = load_results(args.results) if args.results else []
     entrants: dict[str, dict[str, object]] = {}
+    provenance: dict[str, dict[str, dict[str, object]]] = {}
     for entry in args.entrant or []:
         env_id, _, source = entry.partition("=")
         if not source:
             raise UserError(f"--entrant takes ENV_ID=POLICY (POLICY: baseline, random, hub:REPO@COMMIT or a folder), got {entry!r}")
-        policy, name, _ = resolve_policy(source, env_id)
+        policy, name, recorded = resolve_policy(source, env_id)
         if name in entrants.get(env_id, {}):
             raise UserError(f"--entrant {entry}: {name!r} is entered twice on {env_id}; enter each policy once")
         entrants.setdefault(env_id, {})[name] = policy
-    board = leaderboard(results, entrants)  # type: ignore[arg-type]
+        provenance.setdefault(env_id, {})[name] = recorded
+    board = leaderboard(results, entrants, provenance)  # type: ignore[arg-type]
     print(board.to_markdown())
     if args.out:
         for path in board.write(args.out).values():

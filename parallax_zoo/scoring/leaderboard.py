@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime
-import html
 import io
 import itertools
 import json
@@ -26,6 +25,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.env_table import markdown_table
@@ -89,6 +89,10 @@ class Row:
     note: str = ""
     elo_ci: tuple[float, float] | None = None
     """The Elo rating's 95% confidence interval (`ratings.fit_ratings`)."""
+    opponents: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """Zero-sum games: the result's win/draw/loss record against each protocol opponent (`EvalResult.opponents`)."""
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    """Where the policy's files came from: repo, commit and each file's sha256 (`EvalResult.provenance`)."""
 
     @property
     def normalised(self) -> float | None:
@@ -155,31 +159,9 @@ class Leaderboard:
         return buffer.getvalue()
 
     def to_html(self) -> str:
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.COLUMNS)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self._cells())
-        style = (
-            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-            "th,td{border:1px solid #ccc;padding:4px 10px;text-align:left}th{background:#f3f3f3}"
-        )
-        notes = "".join(f"<dt>{html.escape(name)}</dt><dd>{html.escape(text)}</dd>" for name, text in COLUMN_NOTES)
-        ratings = ""
-        if self.ratings:
-            rating_head = "".join(f"<th>{html.escape(c)}</th>" for c in self.RATING_COLUMNS)
-            rating_body = "".join(
-                "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self._rating_cells())
-            ratings = (
-                "<h2>Elo ratings</h2><p>Every rated player of each zero-sum game on the anchored scale: the random "
-                f"player rates {RANDOM_ELO:.0f} and the ladder players hold their anchoring fit's ratings (its 95% CI "
-                "shown); the others' 95% CI comes from the Fisher information of the fit.</p>"
-                f"<table><thead><tr>{rating_head}</tr></thead><tbody>{rating_body}</tbody></table>"
-            )
-        return (
-            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Parallax Zoo leaderboard</title>"
-            f"<style>{style}</style></head><body><h1>Parallax Zoo leaderboard</h1>"
-            f"<p>Evaluation protocol version {PROTOCOL_VERSION}; made on {html.escape(self.date)}.</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{ratings}"
-            f"<h2>Columns</h2><dl>{notes}</dl></body></html>\n"
-        )
+        from parallax_zoo.scoring.leaderboard_page import leaderboard_page
+
+        return leaderboard_page(self)
 
     def write(self, folder: str | Path) -> dict[str, Path]:
         """Write `leaderboard.md`, `.csv` and `.html` into `folder`."""
@@ -290,6 +272,7 @@ def _read_result(file: Path) -> EvalResult:
 def leaderboard(
     results: Sequence[EvalResult] = (),
     entrants: Mapping[str, Mapping[str, Policy | RolloutPolicy | str]] | None = None,
+    provenance: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
 ) -> Leaderboard:
     """Rank `results` plus the `entrants` (per env id: name -> policy), evaluated here.
 
@@ -299,6 +282,7 @@ def leaderboard(
     `anchors.load_anchors`) from every result's games against its opponents,
     and with entrants from a round robin among them, the random player and the
     baseline (where pinned; its own games against the ladder are played too).
+    `provenance` (per env id: entrant name -> `loading.resolve_policy`'s provenance) is recorded with the entrants.
     """
     by_env: dict[str, dict[str, EvalResult]] = {}
     for result in results:
@@ -324,7 +308,8 @@ def leaderboard(
                     f"the entrant {name!r} on {env_id} has the name of a scripted opponent of its protocol (registry.yaml "
                     "`opponents`); the board was not made. Rename the entrant"
                 )
-            by_env.setdefault(env_id, {})[name] = evaluate(env_id, policy, name=name)
+            by_env.setdefault(env_id, {})[name] = evaluate(
+                env_id, policy, name=name, provenance=(provenance or {}).get(env_id, {}).get(name))
     rows: list[Row] = []
     board_ratings: dict[str, dict[str, Rating]] = {}
     for env_id in sorted(by_env):
@@ -355,6 +340,8 @@ def leaderboard(
                 elo=rating.elo if (rating := ratings.get(elo_name(result.policy))) else None,
                 elo_ci=(rating.low, rating.high) if rating else None,
                 note="" if result.finite else NON_FINITE_NOTE,
+                opponents=result.opponents,
+                provenance=result.provenance,
             ))
     return Leaderboard(rows, ratings=board_ratings)
 
