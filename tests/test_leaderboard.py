@@ -75,7 +75,7 @@ def test_leaderboard_ranks_results_and_entrants_with_elo(tmp_path, nim_id):
     markdown = paths["md"].read_text()
     assert markdown.startswith("| env | rank |") and "perfect" in markdown
     page = paths["html"].read_text()
-    assert page.startswith("<!DOCTYPE html>") and "<table>" in page and "careless" in page
+    assert page.startswith("<!DOCTYPE html>") and "<table class='sortable ranking'>" in page and "careless" in page
     assert "http" not in page.replace("http-equiv", "")
 
 
@@ -186,7 +186,8 @@ def ladder_result(policy: str, perfect: tuple[float, float, float], random: tupl
 def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_anchors_stay_put():
     from parallax_zoo.scoring.anchors import load_anchors
 
-    drawer = ladder_result("drawer", (0.0, 1.0, 0.0), (0.9, 0.1, 0.0))
+    provenance = {"repo": "someone/drawer", "commit": "c" * 40, "files": {"model.safetensors": "d" * 64}}
+    drawer = dataclasses.replace(ladder_result("drawer", (0.0, 1.0, 0.0), (0.9, 0.1, 0.0)), provenance=provenance)
     loser = ladder_result("loser", (0.0, 0.0, 1.0), (0.4, 0.1, 0.5))
     alone, crowded = leaderboard([drawer]), leaderboard([drawer, loser])
     perfect = load_anchors("TicTacToe-v0")["perfect"]
@@ -205,4 +206,7 @@ def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_an
     assert (f"| TicTacToe-v0 | perfect | {perfect.elo:.0f} | [{perfect.low:.0f}, {perfect.high:.0f}] | "
             f"{2 * protocol('TicTacToe-v0').episodes} | ladder anchor (fixed) |") in markdown
     page = crowded.to_html()
-    assert "<h2>Elo ratings</h2>" in page and "<td>ladder anchor (fixed)</td>" in page and "Fisher information" in page
+    assert "<h3>Elo ratings</h3>" in page and ">ladder anchor (fixed)</span></td>" in page and "Fisher information" in page
+    assert row.opponents == drawer.opponents and row.provenance == provenance
+    assert "W 0% &middot; D 100% &middot; L 0%" in page and "W 90% &middot; D 10% &middot; L 0%" in page
+    assert "d" * 64 in page and f"https://huggingface.co/someone/drawer/blob/{'c' * 40}/README.md" in page

@@ -111,3 +111,15 @@ def test_the_page_in_chromium_loads_clean_sorts_on_a_click_and_shows_every_row(t
             low, high = shot.getextrema()
             assert high - low > 100, "the screenshot is blank"
         assert browser.problems() == []
+
+
+def test_the_cli_board_shows_where_an_entrants_files_came_from(tmp_path, capsys):
+    from parallax_zoo import spec
+    from parallax_zoo.cli import main
+
+    assert main(["leaderboard", "--entrant", "Race-v0=baseline", "--out", str(tmp_path)]) == 0
+    pin = spec("Race-v0").baseline
+    assert pin is not None
+    page = (tmp_path / "leaderboard.html").read_text()
+    assert f"https://huggingface.co/{pin.repo_id}/blob/{pin.revision}/README.md" in page
+    assert all(f"{name} <code>{digest}</code>" in page for name, digest in pin.files.items())

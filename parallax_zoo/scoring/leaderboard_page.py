@@ -281,9 +281,9 @@ def _record_cell(opponent: str, record: Mapping[str, float] | None) -> str:
 def _role(name: str, rating: Rating) -> str:
     """What a rated player is on the board: the scale's anchors, the pinned baseline, or an entrant."""
     if name == RANDOM:
-        return f"anchor: the random player ({RANDOM_ELO:.0f})"
+        return "anchor (random player)"
     if rating.anchor:
-        return "ladder anchor (rating of its anchoring fit, held fixed)"
+        return "ladder anchor (fixed)"
     return "baseline" if name == BASELINE else "entrant"
 
 
