@@ -21,6 +21,10 @@ CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 """Executable names tried in order; Debian's package installs `chromium`."""
 
 
+LOCAL_SCHEMES = ("file:", "data:", "about:")
+"""URLs a page may load without leaving this machine; any other request is a problem."""
+
+
 class BrowserError(RuntimeError):
     """Chromium did not start, answered with an error, or did not answer in time."""
 
@@ -150,9 +154,11 @@ class Chromium:
     def click(self, selector: str) -> None:
         """A real mouse click (press and release) at the centre of the first element matching `selector`."""
         box = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
-                            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+                            " const r = e.getBoundingClientRect();"
+                            " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
         for kind in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1})
+            self.call("Input.dispatchMouseEvent",
+                      {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1})
 
     def screenshot(self, path: Path) -> Path:
         """A PNG of the whole page, not only the viewport."""
@@ -166,11 +172,12 @@ class Chromium:
         for event in self.events:
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "warning", "assert"):
-                found.append(f"console.{params['type']}: {[a.get('value', a.get('description')) for a in params['args']]}")
+                shown = [argument.get("value", argument.get("description")) for argument in params["args"]]
+                found.append(f"console.{params['type']}: {shown}")
             elif method == "Runtime.exceptionThrown":
                 found.append(f"uncaught: {params['exceptionDetails']}")
             elif method == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):
                 found.append(f"log {params['entry']['level']}: {params['entry']['text']}")
-            elif method == "Network.requestWillBeSent" and not params["request"]["url"].startswith(("file:", "data:", "about:")):
+            elif method == "Network.requestWillBeSent" and not params["request"]["url"].startswith(LOCAL_SCHEMES):
                 found.append(f"network request: {params['request']['url']}")
         return found

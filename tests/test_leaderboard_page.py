@@ -102,7 +102,8 @@ def test_the_page_in_chromium_loads_clean_sorts_on_a_click_and_shows_every_row(t
             browser.open(page, width=width)
             laid_out = browser.evaluate(
                 "[...document.querySelectorAll('tbody tr')].map(r => { const b = r.getBoundingClientRect();"
-                " return b.height > 0 && b.width > 0 && b.left >= 0 && b.right <= document.documentElement.clientWidth; })")
+                " return b.height > 0 && b.width > 0 && b.left >= 0"
+                " && b.right <= document.documentElement.clientWidth; })")
             assert len(laid_out) == len(board.rows) * 2 + len(board.ratings["TicTacToe-v0"]) and all(laid_out)
             assert browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
             assert browser.evaluate("document.body.innerText").count("model card") >= 1

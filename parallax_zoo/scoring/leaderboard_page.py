@@ -49,7 +49,8 @@ a{color:var(--accent)}
 .ci{font-size:.9em;white-space:nowrap}
 .elo .ci{display:block}
 nav ul{list-style:none;padding:0;margin:1rem 0;display:flex;flex-wrap:wrap;gap:.5rem}
-nav a{display:block;border:1px solid var(--line);border-radius:6px;padding:.4rem .7rem;text-decoration:none;color:inherit}
+nav a{display:block;border:1px solid var(--line);border-radius:6px;padding:.4rem .7rem;text-decoration:none;
+color:inherit}
 nav a strong{color:var(--accent)}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
@@ -62,7 +63,8 @@ th[aria-sort=ascending] button::after{content:" \\25B2"}
 th[aria-sort=descending] button::after{content:" \\25BC"}
 td.entrant{overflow-wrap:anywhere;min-width:12rem;max-width:22rem}
 .card-link{display:block;font-size:.85em}
-.wdl{display:flex;height:.5rem;width:7rem;border-radius:3px;overflow:hidden;background:var(--line);margin:.3rem 0 .15rem auto}
+.wdl{display:flex;height:.5rem;width:7rem;border-radius:3px;overflow:hidden;background:var(--line);
+margin:.3rem 0 .15rem auto}
 .wdl .w{background:var(--win)}.wdl .d{background:var(--draw)}.wdl .l{background:var(--loss)}
 .wdl-text{font-size:.85em;white-space:nowrap}
 .note{color:var(--loss)}
