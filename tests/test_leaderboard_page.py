@@ -60,7 +60,7 @@ def two_env_board() -> Leaderboard:
                "random": Rating(1000.0, 1000.0, 1000.0, 512, anchor=True)}
     games = [tictactoe(HUB_ENTRANT, (0.0, 1.0, 0.0), (0.9, 0.1, 0.0), PROVENANCE),
              tictactoe("zeta", (0.0, 0.5, 0.5), (0.7, 0.1, 0.2)),
-             tictactoe(HOSTILE, (0.0, 0.0, 1.0), (0.4, 0.1, 0.5))]
+             tictactoe(HOSTILE, (0.0, 0.0, 1.0), (0.4, 0.1, 0.5), {"repo": HOSTILE, "commit": HOSTILE})]
     races = [race("alpha", (6.0, 7.0)), race("delta", (5.0, 5.5)), race("bravo", (3.0, 3.5)),
              race("charlie", (float("nan"), 1.0))]
     rows = [row(result, normalized=1.0 + result.mean, rating=ratings[result.policy]) for result in games]
@@ -101,10 +101,12 @@ def test_the_page_in_chromium_loads_clean_sorts_on_a_click_and_shows_every_row(t
         for width in (1280, 390):  # a desktop, then a phone: no sideways scrolling, every row laid out
             browser.open(page, width=width)
             laid_out = browser.evaluate(
-                "[...document.querySelectorAll('tbody tr')].map(r => { const b = r.getBoundingClientRect();"
+                "Object.fromEntries(['ranking', 'records', 'ratings', 'provenance'].map(kind => [kind,"
+                " [...document.querySelectorAll(`table.${kind} tbody tr`)].filter(r => {"
+                " const b = r.getBoundingClientRect();"
                 " return b.height > 0 && b.width > 0 && b.left >= 0"
-                " && b.right <= document.documentElement.clientWidth; })")
-            assert len(laid_out) == len(board.rows) * 2 + len(board.ratings["TicTacToe-v0"]) and all(laid_out)
+                " && b.right <= document.documentElement.clientWidth; }).length]))")
+            assert laid_out == {"ranking": 7, "records": 3, "ratings": 5, "provenance": 7}  # every row, on the page
             assert browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
             assert browser.evaluate("document.body.innerText").count("model card") >= 1
             shot = Image.open(browser.screenshot(tmp_path / f"leaderboard-{width}.png")).convert("L")

@@ -148,7 +148,8 @@ def leaderboard_page(board: Leaderboard) -> str:
 
 
 def _env_section(index: int, env_id: str, rows: Sequence[Row], ratings: Mapping[str, Rating]) -> str:
-    """One env: its ranked table, then (zero-sum games) every rated player, then each entrant's provenance."""
+    """One env: its ranked table, then (zero-sum games) each entrant's record against each opponent and every
+    rated player, then each entrant's provenance."""
     opponents = list(dict.fromkeys(name for row in rows for name in row.opponents))
     facts = [f"{len(rows)} {'entrant' if len(rows) == 1 else 'entrants'}"]
     if ratings:
@@ -157,23 +158,28 @@ def _env_section(index: int, env_id: str, rows: Sequence[Row], ratings: Mapping[
         facts.append("protocol opponents: " + ", ".join(opponents))
     return (
         f"<section id='env-{index}'><h2>{_text(env_id)}</h2><p class='meta'>{_text('; '.join(facts))}</p>"
-        f"<h3>Ranking</h3>{_ranking_table(rows, opponents)}"
+        f"<h3>Ranking</h3>{_ranking_table(rows)}"
+        + (f"<h3>Against each opponent</h3>{_records_table(rows, opponents)}" if opponents else "")
         + (f"<h3>Elo ratings</h3>{_ratings_table(ratings)}" if ratings else "")
         + f"<h3>Provenance</h3>{_provenance_table(rows)}</section>"
     )
 
 
-def _ranking_table(rows: Sequence[Row], opponents: Sequence[str]) -> str:
+def _ranks(rows: Sequence[Row]) -> list[int]:
+    """Each row's position within its env; equal scores share a rank (1, 1, 3), a non-finite one ranks last."""
+    return [1 + sum(_rank_key(other) > _rank_key(row) for other in rows) for row in rows]
+
+
+def _ranking_table(rows: Sequence[Row]) -> str:
     head = [("rank", "number", "ascending"), ("entrant", "text", "ascending"), ("score", "number", "descending"),
             ("95% CI", "", ""), ("normalized", "number", "descending"), ("Elo [95% CI]", "number", "descending"),
-            ("episodes", "number", "descending"), *((f"vs {name}", "number", "descending") for name in opponents)]
+            ("episodes", "number", "descending")]
     noted = any(row.note for row in rows)
     if noted:
         head.append(("note", "text", "ascending"))
     body = []
-    for row in rows:
-        rank = 1 + sum(_rank_key(other) > _rank_key(row) for other in rows)  # equal scores share a rank: 1, 1, 3
-        card = _model_card_url(row.provenance)
+    for row, rank in zip(rows, _ranks(rows)):
+        card = _model_card_url(_recorded(row.provenance))
         entrant = _name(row.entrant) + (f"<a class='card-link' href='{_text(card)}'>model card</a>" if card else "")
         low, high = row.ci95
         elo = "-" if row.elo is None else f"{row.elo:.0f}" + (
@@ -187,12 +193,23 @@ def _ranking_table(rows: Sequence[Row], opponents: Sequence[str]) -> str:
             _cell("normalized", _text(_number(row.normalized)), sort=_sort_number(row.normalized), numeric=True),
             _cell("Elo [95% CI]", elo, sort=_sort_number(row.elo), numeric=True, css="elo"),
             _cell("episodes", str(row.episodes), sort=str(row.episodes), numeric=True),
-            *(_record_cell(name, row.opponents.get(name)) for name in opponents),
         ]
         if noted:
             cells.append(_cell("note", f"<span class='note'>{_text(row.note)}</span>", sort=row.note))
         body.append("<tr>" + "".join(cells) + "</tr>")
     return _table("sortable ranking", head, body)
+
+
+def _records_table(rows: Sequence[Row], opponents: Sequence[str]) -> str:
+    """Zero-sum games: per entrant (in rank order), the shares won, drawn and lost against each protocol opponent."""
+    head = [("rank", "number", "ascending"), ("entrant", "text", "ascending"),
+            *((f"vs {name}", "number", "descending") for name in opponents)]
+    body = ["<tr>" + "".join([
+        _cell("rank", str(rank), sort=str(rank), numeric=True),
+        _cell("entrant", _name(row.entrant), sort=row.entrant, css="entrant"),
+        *(_record_cell(name, row.opponents.get(name)) for name in opponents),
+    ]) + "</tr>" for row, rank in zip(rows, _ranks(rows))]
+    return _table("sortable records", head, body)
 
 
 def _ratings_table(ratings: Mapping[str, Rating]) -> str:
@@ -215,7 +232,7 @@ def _provenance_table(rows: Sequence[Row]) -> str:
             ("model card", "", "")]
     body = []
     for row in rows:
-        recorded = row.provenance
+        recorded = _recorded(row.provenance)
         repo, commit, files = recorded.get("repo"), recorded.get("commit"), recorded.get("files")
         if repo:
             source = f"<a href='{_text(HUB_URL + '/' + quote(str(repo), safe='/'))}'>{_text(str(repo))}</a>"
@@ -287,6 +304,11 @@ def _role(name: str, rating: Rating) -> str:
     if rating.anchor:
         return "ladder anchor (fixed)"
     return "baseline" if name == BASELINE else "entrant"
+
+
+def _recorded(provenance: object) -> Mapping[str, Any]:
+    """A row's provenance as a mapping; anything else a results file might hold shows as none recorded."""
+    return provenance if isinstance(provenance, Mapping) else {}
 
 
 def _model_card_url(provenance: Mapping[str, Any]) -> str | None:
