@@ -81,6 +81,7 @@ table.plain thead,thead th:not([data-type]){display:none}
 tbody tr{border:1px solid var(--line);border-radius:8px;margin:.6rem 0;padding:.35rem .6rem}
 td{border:0;padding:.2rem 0 .2rem 7.5rem;position:relative;min-height:1.6rem}
 td.num,td.entrant{text-align:left;max-width:none}
+td:empty{display:none}
 .wdl{margin-left:0}
 .elo .ci{display:inline}
 td::before{content:attr(data-label);position:absolute;left:0;width:7rem;color:var(--muted);font-size:.85rem;
@@ -195,7 +196,8 @@ def _ranking_table(rows: Sequence[Row]) -> str:
             _cell("episodes", str(row.episodes), sort=str(row.episodes), numeric=True),
         ]
         if noted:
-            cells.append(_cell("note", f"<span class='note'>{_text(row.note)}</span>", sort=row.note))
+            note = f"<span class='note'>{_text(row.note)}</span>" if row.note else ""
+            cells.append(_cell("note", note, sort=row.note))
         body.append("<tr>" + "".join(cells) + "</tr>")
     return _table("sortable ranking", head, body)
 
