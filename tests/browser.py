@@ -7,6 +7,7 @@ message ended by a NUL byte. Every wait is bounded. `find_chromium` says why no 
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import select
@@ -39,40 +40,49 @@ def find_chromium() -> tuple[str | None, str]:
                   "`chromium` package when run as root with apt, or run `apt-get install -y chromium`")
 
 
+def _high_fd(fd: int) -> int:
+    """`fd` moved to number 10 or above, so that wiring the child's fds 3 and 4 cannot overwrite it first."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+    os.close(fd)
+    return moved
+
+
 class Chromium:
     """One headless Chromium with one page; records console messages, uncaught errors and every request."""
 
-    def __init__(self, executable: str, *, timeout: float = 15.0) -> None:
+    def __init__(self, executable: str, *, timeout: float = 30.0) -> None:
         self.timeout = timeout
         self.profile = tempfile.mkdtemp(prefix="parallax-zoo-chromium-")
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
-
-        def wire_pipes() -> None:  # runs in the child: its fd 3 reads commands, fd 4 writes replies
-            commands, replies = os.dup(to_child_r), os.dup(from_child_w)
-            os.dup2(commands, 3)
-            os.dup2(replies, 4)
-
+        to_child_r, from_child_w = (_high_fd(fd) for fd in (to_child_r, from_child_w))
+        wiring = f'exec "$0" "$@" 3<&{to_child_r} 4>&{from_child_w}'  # Chromium reads fd 3, writes fd 4
         args = [
-            executable, "--headless", "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
+            "/bin/bash", "-c", wiring, executable,  # bash, as dash takes no fd number above 9
+            "--headless", "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
             "--no-first-run", "--no-default-browser-check", "--disable-gpu", "--disable-extensions",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             "--hide-scrollbars", "--force-device-scale-factor=1", "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--disable-dev-shm-usage", "--disable-crash-reporter", "--disable-breakpad",  # a small /dev/shm; no dumps
             *(["--no-sandbox"] if os.geteuid() == 0 else []),  # Chromium's sandbox refuses to run as root
             "about:blank",
         ]
-        self.process = subprocess.Popen(args, pass_fds=(3, 4), preexec_fn=wire_pipes,  # noqa: PLW1509
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(args, pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_child_r)
         os.close(from_child_w)
         self._buffer = b""
         self._next_id = 0
         self.events: list[dict[str, Any]] = []
         self.session = ""
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log", "Network"):
-            self.call(f"{domain}.enable")
+        try:
+            target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            for domain in ("Page", "Runtime", "Log", "Network"):
+                self.call(f"{domain}.enable")
+        except BaseException:
+            self.close()
+            raise
 
     def __enter__(self) -> Chromium:
         return self
@@ -94,8 +104,6 @@ class Chromium:
                 os.close(fd)
             except OSError:
                 pass
-        if self.process.stderr:
-            self.process.stderr.close()
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def _read_message(self, deadline: float) -> dict[str, Any]:

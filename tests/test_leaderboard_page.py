@@ -82,21 +82,22 @@ def test_the_page_groups_envs_escapes_results_and_loads_nothing():
 def test_the_page_in_chromium_loads_clean_sorts_on_a_click_and_shows_every_row(tmp_path):
     board = two_env_board()
     page = board.write(tmp_path)["html"]
-    ranking = "section:nth-of-type({}) table.ranking"
-    entrants = f"[...document.querySelectorAll('{ranking.format(2)} tbody tr')].map(r => r.cells[1].dataset.sort)"
+    race = "#env-1 table.ranking"  # the second env's section, Race-v0
+    entrants = f"[...document.querySelectorAll('{race} tbody tr')].map(r => r.cells[1].dataset.sort)"
+    assert CHROMIUM is not None
     with Chromium(CHROMIUM) as browser:
         browser.open(page, width=1280)
         assert browser.evaluate("document.querySelectorAll('table.ranking tbody tr').length") == len(board.rows)
         assert browser.evaluate(entrants) == ["alpha", "delta", "bravo", "charlie"]  # ranked; NaN last
-        browser.click(f"{ranking.format(2)} th:nth-child(2) button")  # entrant: A to Z
+        browser.click(f"{race} th:nth-child(2) button")  # entrant: A to Z
         assert browser.evaluate(entrants) == ["alpha", "bravo", "charlie", "delta"]
-        browser.click(f"{ranking.format(2)} th:nth-child(2) button")  # again: Z to A
+        browser.click(f"{race} th:nth-child(2) button")  # again: Z to A
         assert browser.evaluate(entrants) == ["delta", "charlie", "bravo", "alpha"]
-        browser.click(f"{ranking.format(2)} th:nth-child(3) button")  # score: best first, the non-finite last
+        browser.click(f"{race} th:nth-child(3) button")  # score: best first, the non-finite last
         assert browser.evaluate(entrants) == ["alpha", "delta", "bravo", "charlie"]
-        browser.click(f"{ranking.format(2)} th:nth-child(3) button")  # again: worst first, the non-finite still last
+        browser.click(f"{race} th:nth-child(3) button")  # again: worst first, the non-finite still last
         assert browser.evaluate(entrants) == ["bravo", "delta", "alpha", "charlie"]
-        assert browser.evaluate(f"document.querySelector('{ranking.format(2)} th:nth-child(3)')"
+        assert browser.evaluate(f"document.querySelector('{race} th:nth-child(3)')"
                                 ".getAttribute('aria-sort')") == "ascending"
         for width in (1280, 390):  # a desktop, then a phone: no sideways scrolling, every row laid out
             browser.open(page, width=width)
@@ -111,8 +112,11 @@ def test_the_page_in_chromium_loads_clean_sorts_on_a_click_and_shows_every_row(t
             assert browser.evaluate("document.body.innerText").count("model card") >= 1
             shot = Image.open(browser.screenshot(tmp_path / f"leaderboard-{width}.png")).convert("L")
             assert shot.width == width and shot.height >= browser.evaluate("document.body.scrollHeight")
-            low, high = shot.getextrema()
-            assert high - low > 100, "the screenshot is blank"
+            darkest, lightest = shot.getextrema()
+            assert isinstance(darkest, int) and isinstance(lightest, int)
+            assert lightest - darkest > 100, "the screenshot is blank"
+        browser.click(f"{race} th:nth-child(2) button")  # on the phone the headers are buttons above the cards
+        assert browser.evaluate(entrants) == ["alpha", "bravo", "charlie", "delta"]
         assert browser.problems() == []
 
 
