@@ -7,11 +7,12 @@ import dataclasses
 import io
 import json
 
+import numpy as np
 import pytest
 from nim import CarelessNim, PerfectNim
 
 import parallax_zoo
-from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
+from parallax_zoo.scoring.evaluation import EvalResult, evaluate, per_side_record, protocol
 from parallax_zoo.scoring.leaderboard import (
     NON_FINITE_NOTE,
     LeaderboardInputError,
@@ -83,14 +84,32 @@ def test_leaderboard_ranks_results_and_entrants_with_elo(tmp_path, nim_id):
 
 
 def synthetic(policy: str, scores: tuple[float, ...], env_id: str = "Race-v0") -> EvalResult:
-    """A result as `evaluate` would write it, with the given episode scores."""
-    return EvalResult(env_id=env_id, policy=policy, protocol=protocol(env_id), scores=scores)
+    """A result as `evaluate` would write it, with the given episode scores (the last repeated to the protocol's count)."""
+    fixed = protocol(env_id)
+    return EvalResult(env_id=env_id, policy=policy, protocol=fixed,
+                      scores=scores + scores[-1:] * (fixed.episodes - len(scores)))
+
+
+def crafted(env_id: str, policy: str, games: dict[str, tuple[int, int, int]]) -> EvalResult:
+    """A zero-sum result in the format `evaluate` writes: against each opponent the given games (won, drawn, lost),
+    alternating between the seats; the scores are the games against the first opponent."""
+    fixed = protocol(env_id)
+    records, scores = {}, ()
+    for index, (opponent, counts) in enumerate(games.items()):
+        outcomes = np.repeat([1.0, 0.0, -1.0], counts)
+        sides = np.arange(outcomes.size) % 2
+        records[opponent] = ({"games": float(outcomes.size), "win": float(np.mean(outcomes > 0)),
+                              "draw": float(np.mean(outcomes == 0)), "loss": float(np.mean(outcomes < 0)),
+                              "return": float(np.mean(outcomes))} | per_side_record(outcomes, sides))
+        if index == 0:
+            scores = tuple(float(x) for x in outcomes)
+    return EvalResult(env_id, policy, fixed, scores=scores, opponents=records)
 
 
 def test_a_non_finite_result_is_written_as_strict_json_and_ranked_last_with_a_note(tmp_path):
     saved = synthetic("diverged", (float("nan"), 1.0)).save(tmp_path / "diverged.json")
     data = json.loads(saved.read_text(), parse_constant=lambda token: pytest.fail(f"bare {token} in the JSON"))
-    assert data["finite"] is False and data["mean"] is None and data["scores"] == [None, 1.0]
+    assert data["finite"] is False and data["mean"] is None and data["scores"][:3] == [None, 1.0, 1.0]
     synthetic("weak", (-5.0, -5.0)).save(tmp_path / "weak.json")
     synthetic("infinite", (float("inf"), 0.0)).save(tmp_path / "infinite.json")
     results = load_results(tmp_path)
@@ -167,27 +186,22 @@ def test_a_results_file_of_protocol_version_1_is_refused_naming_the_version_and_
                               "version are refused")
     assert "opponent ladder" in message and "parallax-zoo eval Race-v0 --policy P --out FILE" in message
     old = dataclasses.replace(synthetic("old", (1.0,)), protocol=dataclasses.replace(protocol("Race-v0"), version=1))
-    with pytest.raises(LeaderboardInputError, match="'old' on Race-v0: evaluation protocol version 1, not 2"):
+    with pytest.raises(LeaderboardInputError, match="'old' on Race-v0: protocol.version: evaluation protocol version 1, not 2"):
         leaderboard([old])
 
 
-def ladder_result(policy: str, perfect: tuple[float, float, float], random: tuple[float, float, float]) -> EvalResult:
-    """A TicTacToe result with the given (win, draw, loss) rates against `perfect` and the random player."""
-    fixed = protocol("TicTacToe-v0")
-
-    def record(rates: tuple[float, float, float]) -> dict[str, float]:
-        win, draw, loss = rates
-        return {"games": float(fixed.episodes), "win": win, "draw": draw, "loss": loss, "return": win - loss}
-
-    return EvalResult("TicTacToe-v0", policy, fixed, scores=(perfect[0] - perfect[2],) * fixed.episodes,
-                      opponents={"perfect": record(perfect), "random": record(random)})
+def ladder_result(policy: str, perfect: tuple[int, int, int], random: tuple[int, int, int],
+                  baseline: tuple[int, int, int] = (0, 0, 256)) -> EvalResult:
+    """A TicTacToe result with the given games (won, drawn, lost) against `perfect`, the random player and the
+    baseline, in the format `evaluate` writes."""
+    return crafted("TicTacToe-v0", policy, {"perfect": perfect, "random": random, "baseline": baseline})
 
 
 def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_anchors_stay_put():
     from parallax_zoo.scoring.anchors import load_anchors
 
-    drawer = ladder_result("drawer", (0.0, 1.0, 0.0), (0.9, 0.1, 0.0))
-    loser = ladder_result("loser", (0.0, 0.0, 1.0), (0.4, 0.1, 0.5))
+    drawer = ladder_result("drawer", (0, 256, 0), (230, 26, 0), baseline=(0, 256, 0))
+    loser = ladder_result("loser", (0, 0, 256), (102, 26, 128))
     alone, crowded = leaderboard([drawer]), leaderboard([drawer, loser])
     perfect = load_anchors("TicTacToe-v0")["perfect"]
     for board in (alone, crowded):
@@ -195,14 +209,15 @@ def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_an
         assert board.ratings["TicTacToe-v0"]["random"].elo == 1000.0
     ratings = crowded.ratings["TicTacToe-v0"]
     assert ratings["loser"].elo < 1000 < ratings["drawer"].elo
-    assert ratings["drawer"].elo == pytest.approx(alone.ratings["TicTacToe-v0"]["drawer"].elo)
+    assert ratings["drawer"].elo == pytest.approx(alone.ratings["TicTacToe-v0"]["drawer"].elo, abs=10)  # via the baseline
     assert ratings["drawer"].elo == pytest.approx(perfect.elo, abs=80)  # draws every game with perfect play
     row = next(row for row in crowded.rows if row.entrant == "drawer")
     drawer_rating = ratings["drawer"]
     assert row.elo == drawer_rating.elo and row.elo_ci == (drawer_rating.low, drawer_rating.high)
     markdown = crowded.to_markdown()
     assert f"| {drawer_rating.elo:.0f} [{drawer_rating.low:.0f}, {drawer_rating.high:.0f}] |" in markdown
+    # perfect met drawer, loser and the baseline (its eval.json games)
     assert (f"| TicTacToe-v0 | perfect | {perfect.elo:.0f} | [{perfect.low:.0f}, {perfect.high:.0f}] | "
-            f"{2 * protocol('TicTacToe-v0').episodes} | ladder anchor (fixed) |") in markdown
+            f"{3 * protocol('TicTacToe-v0').episodes} | ladder anchor (fixed) |") in markdown
     page = crowded.to_html()
     assert "<h2>Elo ratings</h2>" in page and "<td>ladder anchor (fixed)</td>" in page and "Fisher information" in page
