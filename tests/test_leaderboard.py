@@ -7,12 +7,12 @@ import dataclasses
 import io
 import json
 
-import numpy as np
 import pytest
+from crafted_results import crafted, scored
 from nim import CarelessNim, PerfectNim
 
 import parallax_zoo
-from parallax_zoo.scoring.evaluation import EvalResult, evaluate, per_side_record, protocol
+from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
 from parallax_zoo.scoring.leaderboard import (
     NON_FINITE_NOTE,
     LeaderboardInputError,
@@ -85,25 +85,7 @@ def test_leaderboard_ranks_results_and_entrants_with_elo(tmp_path, nim_id):
 
 def synthetic(policy: str, scores: tuple[float, ...], env_id: str = "Race-v0") -> EvalResult:
     """A result as `evaluate` would write it, with the given episode scores (the last repeated to the protocol's count)."""
-    fixed = protocol(env_id)
-    return EvalResult(env_id=env_id, policy=policy, protocol=fixed,
-                      scores=scores + scores[-1:] * (fixed.episodes - len(scores)))
-
-
-def crafted(env_id: str, policy: str, games: dict[str, tuple[int, int, int]]) -> EvalResult:
-    """A zero-sum result in the format `evaluate` writes: against each opponent the given games (won, drawn, lost),
-    alternating between the seats; the scores are the games against the first opponent."""
-    fixed = protocol(env_id)
-    records, scores = {}, ()
-    for index, (opponent, counts) in enumerate(games.items()):
-        outcomes = np.repeat([1.0, 0.0, -1.0], counts)
-        sides = np.arange(outcomes.size) % 2
-        records[opponent] = ({"games": float(outcomes.size), "win": float(np.mean(outcomes > 0)),
-                              "draw": float(np.mean(outcomes == 0)), "loss": float(np.mean(outcomes < 0)),
-                              "return": float(np.mean(outcomes))} | per_side_record(outcomes, sides))
-        if index == 0:
-            scores = tuple(float(x) for x in outcomes)
-    return EvalResult(env_id, policy, fixed, scores=scores, opponents=records)
+    return scored(env_id, policy, scores)
 
 
 def test_a_non_finite_result_is_written_as_strict_json_and_ranked_last_with_a_note(tmp_path):
