@@ -316,7 +316,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
-    UserError, InvalidKwargError, ValueError, LookupError, FileNotFoundError, RenderUnavailableError, OutputNotWrittenError,
+    UserError, InvalidKwargError, ValueError, LookupError, FileNotFoundError, RenderUnavailableError,
+    OutputNotWrittenError,
 )
 """What `main` reports as a user error (one line, exit 2). New code raises a `UserError` subclass."""
 

@@ -60,7 +60,8 @@ FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str, str]] = {
     "a million games": (opponent("tactical", games=1e6), "opponents.tactical.games", "the protocol plays 256 games"),
     "a trillion games": (opponent("depth2", games=1e12), "opponents.depth2.games", "the protocol plays 256 games"),
     "negative games": (opponent("random", games=-1000.0), "opponents.random.games", "the protocol plays 256 games"),
-    "win 5 loss -4": (opponent("depth4", win=5.0, draw=0.0, loss=-4.0), "opponents.depth4.win", "a rate lies in [0, 1]"),
+    "win 5 loss -4": (opponent("depth4", win=5.0, draw=0.0, loss=-4.0), "opponents.depth4.win",
+                      "a rate lies in [0, 1]"),
     "rates summing to 1.5": (opponent("random", win=0.5, draw=0.5, loss=0.5), "opponents.random.win", "sum to 1.5"),
     "a part of a game": (opponent("random", win=0.3, loss=0.7), "opponents.random.win", "not a whole number of games"),
     "a record without win": (dropping("opponents", "depth2", "win"), "opponents.depth2.win", "missing"),
@@ -69,9 +70,11 @@ FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str, str]] = {
                           "records against"),
     "sides not adding up": (opponent("random", games_side_0=100.0), "opponents.random.", "side"),
     "scores not the record's": (lambda d: d.update(scores=[1.0] * 256), "scores", "by the scores' signs"),
-    "one score of 256": (lambda d: d.update(scores=[1.0], episodes=1), "scores", "1 scores, but the protocol plays 256 episodes"),
+    "one score of 256": (lambda d: d.update(scores=[1.0], episodes=1), "scores",
+                         "1 scores, but the protocol plays 256 episodes"),
     "an episodes field not the scores'": (setting("episodes", 5), "episodes", "the file holds 256 scores"),
-    "protocol.episodes": (setting("episodes", 128, "protocol"), "protocol.episodes", "the protocol of ConnectFour-v0 has 256"),
+    "protocol.episodes": (setting("episodes", 128, "protocol"), "protocol.episodes",
+                          "the protocol of ConnectFour-v0 has 256"),
     "protocol.env_id": (setting("env_id", "TicTacToe-v0", "protocol"), "protocol.env_id", "the result's env_id is"),
     "protocol.opponents": (setting("opponents", [RANDOM], "protocol"), "protocol.opponents", "has ['tactical'"),
     "a ladder player's name": (setting("policy", "tactical"), "policy", "is a ladder player of ConnectFour-v0"),
@@ -115,7 +118,7 @@ def test_the_untouched_files_and_every_shipped_evaluation_pass_the_checks(tmp_pa
         leaderboard([forged])  # results given in Python are checked too
 
 
-def test_the_cli_answers_a_forged_file_in_one_line_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_answers_a_forged_file_in_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
     data = c4_data()
     data["opponents"]["depth4"].update(win=5.0, draw=0.0, loss=-4.0)
     (tmp_path / "forged.json").write_text(json.dumps(data))
@@ -203,7 +206,8 @@ def test_a_folder_in_place_of_one_file_leaves_all_three_as_they_were(tmp_path: P
     board = leaderboard(load_results(new_results(tmp_path / "results")))
     with pytest.raises(OutputNotWrittenError, match=f"cannot write {out / 'leaderboard.csv'}: a folder is in the way"):
         board.write(out)
-    assert (out / "leaderboard.md").read_text() == before["md"] and (out / "leaderboard.html").read_text() == before["html"]
+    assert (out / "leaderboard.md").read_text() == before["md"]
+    assert (out / "leaderboard.html").read_text() == before["html"]
     assert sorted(p.name for p in out.iterdir()) == ["leaderboard.csv", "leaderboard.html", "leaderboard.md"]
 
 
@@ -227,7 +231,7 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
     """A real tmpfs of 64 KiB mounted at a fresh folder (skipped where mounting is not permitted)."""
     mount, umount = shutil.which("mount"), shutil.which("umount")
     if mount is None or umount is None or os.geteuid() != 0:
-        pytest.skip("a real full disk needs a tmpfs mount: this machine has no mount(8) or the tests do not run as root")
+        pytest.skip("a real full disk needs a tmpfs mount: there is no mount(8) here, or the tests do not run as root")
     point = tmp_path / "small-disk"
     point.mkdir()
     done = subprocess.run([mount, "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(point)], capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""What a result must be to be ranked: what its env's protocol produces, so a crafted file cannot pass for an evaluation.
+"""What a result must be to be ranked: what its env's protocol produces, so a crafted file cannot pass for one.
 
 A result is checked against the protocol it claims (docs/evaluation.md): the
 same protocol as its env's today, one score per protocol episode, against each
@@ -61,7 +61,8 @@ def result_problem(result: EvalResult) -> tuple[str, str] | None:
         if field.name != "version" and mine != theirs:
             return f"protocol.{field.name}", (
                 f"{_shown(mine)}, but the protocol of {result.env_id} has {_shown(theirs)}; only results of the env's "
-                f"protocol compare. Evaluate the policy again: `parallax-zoo eval {result.env_id} --policy P --out FILE`")
+                "protocol compare. Evaluate the policy again: "
+                f"`parallax-zoo eval {result.env_id} --policy P --out FILE`")
     reserved = reserved_problem(result.policy, result.env_id)
     if reserved:
         return "policy", reserved
