@@ -123,9 +123,9 @@ def _record_problem(record: dict[str, float], games: int) -> tuple[str, str] | N
     for key, value in record.items():
         if not math.isfinite(value):
             return f".{key}", "not a finite number"
-    missing = [key for key in ("games", *RECORD_RATES) if key not in record]
+    missing = [key for key in ("games", *RECORD_RATES, "return") if key not in record]
     if missing:
-        return f".{missing[0]}", "missing; a record holds the games played and the win, draw and loss rates"
+        return f".{missing[0]}", "missing; a record holds the games played, the win, draw and loss rates and the return"
     if record["games"] != games:
         return ".games", f"{record['games']:g}, but the protocol plays {games} games against each opponent"
     problem = _rates_problem(record, "", games)
@@ -174,7 +174,7 @@ def _scores_against_record(result: EvalResult, first: str) -> str | None:
         return (f"{counted[0]} won, {counted[1]} drawn and {counted[2]} lost (by the scores' signs), but "
                 f"opponents.{first} records {recorded[0]}, {recorded[1]} and {recorded[2]}: the scores are the games "
                 "against the first opponent")
-    if "return" in record and abs(record["return"] - result.mean) > 1e-5 * max(1.0, abs(result.mean)):
+    if abs(record["return"] - result.mean) > 1e-5 * max(1.0, abs(result.mean)):
         return f"their mean is {result.mean:g}, but opponents.{first}.return records {record['return']:g}"
     return None
 
