@@ -261,7 +261,8 @@ def _read_result(file: Path) -> EvalResult:
     """One results file, checked field by field; any problem is fatal and names the file and the field."""
 
     def refuse(field_name: str, problem: str) -> LeaderboardInputError:
-        return LeaderboardInputError(f"{file}: {field_name}: {problem}; the board was not made (fatal). "
+        shown = field_name if field_name.isprintable() and len(field_name) <= 120 else ascii(field_name[:120])
+        return LeaderboardInputError(f"{file}: {shown}: {problem}; the board was not made (fatal). "
                                      "Fix the file, or move it out of the results folder")
 
     try:
@@ -343,7 +344,7 @@ def _number_problem(value: object) -> str | None:
         return None
     if type(value) is float:
         return None if math.isfinite(value) else f"{value!r} (a number beyond a 64-bit float's range)"
-    return f"expected numbers (or null for a non-finite one), found {value!r}"
+    return f"expected numbers (or null for a non-finite one), found {ascii(value)[:80]}"
 
 
 def _unencodable_string(data: object, where: str = "") -> str | None:
