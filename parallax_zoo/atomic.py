@@ -51,8 +51,14 @@ def atomic_write_all(files: Mapping[Path, Callable[[Path], object]]) -> list[Pat
                     raise IsADirectoryError(21, "a folder is in the way", str(path))
                 previous = None
                 if path.exists():
-                    previous = Path(tempfile.mkstemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)[1])
-                    os.replace(path, previous)
+                    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent)
+                    os.close(handle)
+                    previous = Path(name)
+                    try:
+                        os.replace(path, previous)
+                    except OSError:
+                        previous.unlink(missing_ok=True)
+                        raise
                 moved.append((path, previous))
                 os.replace(temporary, path)
             except OSError as error:
