@@ -17,6 +17,7 @@ import jax
 
 import parallax_zoo
 from parallax.adapters.frames import RenderUnavailableError
+from parallax_zoo.atomic import OutputNotWrittenError, check_writable
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, baseline_repo_id, format_pin
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvNotFoundError
@@ -105,6 +106,8 @@ def _eval(args: argparse.Namespace) -> int:
 
     if args.out and Path(args.out).is_dir():
         raise UserError(f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. {Path(args.out) / 'result.json'}")
+    if args.out:
+        check_writable(args.out)
     policy, name, provenance = resolve_policy(args.policy, args.env_id)
     result = evaluate(args.env_id, policy, name=name, provenance=provenance)
     low, high = result.ci95
@@ -126,11 +129,13 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from parallax_zoo.scoring.leaderboard import leaderboard, load_results
+    from parallax_zoo.scoring.leaderboard import leaderboard, load_results, output_paths
     from parallax_zoo.scoring.loading import resolve_policy
 
     if not args.results and not args.entrant:
         raise UserError("nothing to rank: give --results FOLDER (from `eval --out`) and/or --entrant ENV_ID=POLICY")
+    for path in output_paths(args.out).values() if args.out else ():
+        check_writable(path)
     results = load_results(args.results) if args.results else []
     entrants: dict[str, dict[str, object]] = {}
     provenance: dict[str, dict[str, dict[str, object]]] = {}
@@ -314,6 +319,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UserError, InvalidKwargError, ValueError, LookupError, FileNotFoundError, RenderUnavailableError,
+    OutputNotWrittenError,
 )
 """What `main` reports as a user error (one line, exit 2). New code raises a `UserError` subclass."""
 

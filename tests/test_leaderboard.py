@@ -8,6 +8,7 @@ import io
 import json
 
 import pytest
+from crafted_results import crafted, scored
 from nim import CarelessNim, PerfectNim
 
 import parallax_zoo
@@ -83,14 +84,14 @@ def test_leaderboard_ranks_results_and_entrants_with_elo(tmp_path, nim_id):
 
 
 def synthetic(policy: str, scores: tuple[float, ...], env_id: str = "Race-v0") -> EvalResult:
-    """A result as `evaluate` would write it, with the given episode scores."""
-    return EvalResult(env_id=env_id, policy=policy, protocol=protocol(env_id), scores=scores)
+    """A result as `evaluate` would write it, with the given scores (the last repeated to the protocol's count)."""
+    return scored(env_id, policy, scores)
 
 
 def test_a_non_finite_result_is_written_as_strict_json_and_ranked_last_with_a_note(tmp_path):
     saved = synthetic("diverged", (float("nan"), 1.0)).save(tmp_path / "diverged.json")
     data = json.loads(saved.read_text(), parse_constant=lambda token: pytest.fail(f"bare {token} in the JSON"))
-    assert data["finite"] is False and data["mean"] is None and data["scores"] == [None, 1.0]
+    assert data["finite"] is False and data["mean"] is None and data["scores"][:3] == [None, 1.0, 1.0]
     synthetic("weak", (-5.0, -5.0)).save(tmp_path / "weak.json")
     synthetic("infinite", (float("inf"), 0.0)).save(tmp_path / "infinite.json")
     results = load_results(tmp_path)
@@ -167,28 +168,25 @@ def test_a_results_file_of_protocol_version_1_is_refused_naming_the_version_and_
                               "version are refused")
     assert "opponent ladder" in message and "parallax-zoo eval Race-v0 --policy P --out FILE" in message
     old = dataclasses.replace(synthetic("old", (1.0,)), protocol=dataclasses.replace(protocol("Race-v0"), version=1))
-    with pytest.raises(LeaderboardInputError, match="'old' on Race-v0: evaluation protocol version 1, not 2"):
+    with pytest.raises(LeaderboardInputError,
+                       match="'old' on Race-v0: protocol.version: evaluation protocol version 1, not 2"):
         leaderboard([old])
 
 
-def ladder_result(policy: str, perfect: tuple[float, float, float], random: tuple[float, float, float]) -> EvalResult:
-    """A TicTacToe result with the given (win, draw, loss) rates against `perfect` and the random player."""
-    fixed = protocol("TicTacToe-v0")
-
-    def record(rates: tuple[float, float, float]) -> dict[str, float]:
-        win, draw, loss = rates
-        return {"games": float(fixed.episodes), "win": win, "draw": draw, "loss": loss, "return": win - loss}
-
-    return EvalResult("TicTacToe-v0", policy, fixed, scores=(perfect[0] - perfect[2],) * fixed.episodes,
-                      opponents={"perfect": record(perfect), "random": record(random)})
+def ladder_result(policy: str, perfect: tuple[int, int, int], random: tuple[int, int, int],
+                  baseline: tuple[int, int, int] = (0, 0, 256)) -> EvalResult:
+    """A TicTacToe result with the given games (won, drawn, lost) against `perfect`, the random player and the
+    baseline, in the format `evaluate` writes."""
+    return crafted("TicTacToe-v0", policy, {"perfect": perfect, "random": random, "baseline": baseline})
 
 
 def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_anchors_stay_put():
     from parallax_zoo.scoring.anchors import load_anchors
 
     provenance = {"repo": "someone/drawer", "commit": "c" * 40, "files": {"model.safetensors": "d" * 64}}
-    drawer = dataclasses.replace(ladder_result("drawer", (0.0, 1.0, 0.0), (0.9, 0.1, 0.0)), provenance=provenance)
-    loser = ladder_result("loser", (0.0, 0.0, 1.0), (0.4, 0.1, 0.5))
+    drawer = dataclasses.replace(ladder_result("drawer", (0, 256, 0), (230, 26, 0), baseline=(0, 256, 0)),
+                                 provenance=provenance)
+    loser = ladder_result("loser", (0, 0, 256), (102, 26, 128))
     alone, crowded = leaderboard([drawer]), leaderboard([drawer, loser])
     perfect = load_anchors("TicTacToe-v0")["perfect"]
     for board in (alone, crowded):
@@ -196,15 +194,17 @@ def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_an
         assert board.ratings["TicTacToe-v0"]["random"].elo == 1000.0
     ratings = crowded.ratings["TicTacToe-v0"]
     assert ratings["loser"].elo < 1000 < ratings["drawer"].elo
-    assert ratings["drawer"].elo == pytest.approx(alone.ratings["TicTacToe-v0"]["drawer"].elo)
+    # the loser moves the drawer only through the baseline both met
+    assert ratings["drawer"].elo == pytest.approx(alone.ratings["TicTacToe-v0"]["drawer"].elo, abs=10)
     assert ratings["drawer"].elo == pytest.approx(perfect.elo, abs=80)  # draws every game with perfect play
     row = next(row for row in crowded.rows if row.entrant == "drawer")
     drawer_rating = ratings["drawer"]
     assert row.elo == drawer_rating.elo and row.elo_ci == (drawer_rating.low, drawer_rating.high)
     markdown = crowded.to_markdown()
     assert f"| {drawer_rating.elo:.0f} [{drawer_rating.low:.0f}, {drawer_rating.high:.0f}] |" in markdown
+    # perfect met drawer, loser and the baseline (its eval.json games)
     assert (f"| TicTacToe-v0 | perfect | {perfect.elo:.0f} | [{perfect.low:.0f}, {perfect.high:.0f}] | "
-            f"{2 * protocol('TicTacToe-v0').episodes} | ladder anchor (fixed) |") in markdown
+            f"{3 * protocol('TicTacToe-v0').episodes} | ladder anchor (fixed) |") in markdown
     page = crowded.to_html()
     assert "<h3>Elo ratings</h3>" in page and ">ladder anchor (fixed)</span></td>" in page and "Fisher information" in page
     assert row.opponents == drawer.opponents and row.provenance == provenance

@@ -115,13 +115,22 @@ class EvalResult:
 
     @property
     def mean(self) -> float:
-        with np.errstate(invalid="ignore"):
-            return float(np.mean(self.scores))
+        """The mean score; finite whenever every score is (huge scores are scaled down first, so it cannot overflow)."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            mean = float(np.mean(self.scores))
+            if not math.isfinite(mean) and self.finite:
+                mean = float(np.sum(np.asarray(self.scores, dtype=float) / self.episodes))
+        return mean
 
     @property
     def std(self) -> float:
-        with np.errstate(invalid="ignore"):
-            return float(np.std(self.scores))
+        """The scores' standard deviation; like `mean`, finite whenever every score is."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            std = float(np.std(self.scores))
+            if not math.isfinite(std) and self.finite:
+                scale = float(np.max(np.abs(self.scores)))
+                std = scale * float(np.std(np.asarray(self.scores, dtype=float) / scale))
+        return std
 
     @property
     def ci95(self) -> tuple[float, float]:

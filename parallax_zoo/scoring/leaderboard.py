@@ -21,6 +21,7 @@ import io
 import itertools
 import json
 import math
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.search import SearchPlayer
 from parallax_zoo.scoring.anchors import load_anchors
-from parallax_zoo.scoring.evaluation import GAMES_PER_OPPONENT, PROTOCOL_VERSION, EvalProtocol, EvalResult, evaluate, protocol
+from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalProtocol, EvalResult, evaluate, protocol
 from parallax_zoo.scoring.ratings import (
     RANDOM_ELO,
     MatchRecord,
@@ -45,7 +46,8 @@ from parallax_zoo.scoring.ratings import (
     recorded_matches,
     round_robin,
 )
-from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.scoring.result_checks import name_problem, result_problem
+from parallax_zoo.atomic import write_texts_atomic
 from parallax_zoo.errors import UserError
 
 __all__ = [
@@ -137,7 +139,7 @@ class Leaderboard:
         """Every rated player of each zero-sum env, best first; anchors show the interval of their anchoring fit."""
         cells = []
         for env_id, players in sorted(self.ratings.items()):
-            for name, rating in sorted(players.items(), key=lambda item: -item[1].elo):
+            for name, rating in sorted(players.items(), key=lambda item: (-item[1].elo, item[0])):
                 role = "anchor (random player)" if name == RANDOM else "ladder anchor (fixed)" if rating.anchor else (
                     "baseline" if name == BASELINE else "entrant")
                 cells.append((env_id, name, f"{rating.elo:.0f}", f"[{rating.low:.0f}, {rating.high:.0f}]", str(rating.games), role))
@@ -155,7 +157,7 @@ class Leaderboard:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(self.COLUMNS)
-        writer.writerows(self._cells())
+        writer.writerows([_spreadsheet_safe(cell) for cell in row] for row in self._cells())
         return buffer.getvalue()
 
     def to_html(self) -> str:
@@ -164,14 +166,32 @@ class Leaderboard:
         return leaderboard_page(self)
 
     def write(self, folder: str | Path) -> dict[str, Path]:
-        """Write `leaderboard.md`, `.csv` and `.html` into `folder`."""
-        folder = Path(folder)
+        """Write `leaderboard.md`, `.csv` and `.html` into `folder`, as one set: all three new, or (on an
+        `atomic.OutputNotWrittenError` naming the file) all three as they were."""
+        paths = output_paths(folder)
         outputs = {"md": self.to_markdown(), "csv": self.to_csv(), "html": self.to_html()}
-        paths = {}
-        for suffix, text in outputs.items():
-            paths[suffix] = folder / f"leaderboard.{suffix}"
-            write_text_atomic(paths[suffix], text)
+        write_texts_atomic({paths[suffix]: text for suffix, text in outputs.items()})
         return paths
+
+
+def output_paths(folder: str | Path) -> dict[str, Path]:
+    """The files `Leaderboard.write` writes into `folder`, by suffix."""
+    return {suffix: Path(folder) / f"leaderboard.{suffix}" for suffix in ("md", "csv", "html")}
+
+
+SPREADSHEET_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""How a CSV cell a spreadsheet would run as a formula begins."""
+
+
+def _spreadsheet_safe(cell: str) -> str:
+    """`cell`, with a leading `'` where a spreadsheet would read it as a formula (a number stays a number)."""
+    if not cell.startswith(SPREADSHEET_FORMULA_STARTS):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
+        return "'" + cell
+    return cell
 
 
 def _rank_key(row: Row) -> float:
@@ -190,11 +210,6 @@ def normalise(score: float, random_score: float, baseline_score: float | None) -
     """The previous spelling of `normalize`, kept with a DeprecationWarning for one release."""
     warnings.warn("leaderboard.normalise is spelt leaderboard.normalize now", DeprecationWarning, stacklevel=2)
     return normalize(score, random_score, baseline_score)
-
-
-def _scored_alike(a: EvalProtocol, b: EvalProtocol) -> bool:
-    """Whether two protocols score episodes alike: all but the list of extra opponents agrees."""
-    return dataclasses.replace(a, opponents=()) == dataclasses.replace(b, opponents=())
 
 
 def load_results(folder: str | Path) -> list[EvalResult]:
@@ -228,15 +243,18 @@ def _read_result(file: Path) -> EvalResult:
     """One results file, checked field by field; any problem is fatal and names the file and the field."""
 
     def refuse(field_name: str, problem: str) -> LeaderboardInputError:
-        return LeaderboardInputError(f"{file}: {field_name}: {problem}; the board was not made (fatal). "
+        shown = field_name if field_name.isprintable() and len(field_name) <= 120 else ascii(field_name[:120])
+        return LeaderboardInputError(f"{file}: {shown}: {problem}; the board was not made (fatal). "
                                      "Fix the file, or move it out of the results folder")
 
     try:
-        data = json.loads(file.read_bytes().decode("utf-8"))
+        data = json.loads(file.read_bytes().decode("utf-8"), parse_constant=_refuse_constant)
     except UnicodeDecodeError as error:
         raise refuse("(whole file)", f"not UTF-8 text (byte {error.start})") from error
     except json.JSONDecodeError as error:
         raise refuse("(whole file)", f"not JSON ({error.msg} at line {error.lineno}, column {error.colno})") from error
+    except ValueError as error:  # a bare NaN or Infinity, an integer past Python's digit limit
+        raise refuse("(whole file)", f"not strict JSON ({error})") from error
     if not isinstance(data, dict):
         raise refuse("(whole file)", f"expected a JSON object as `parallax-zoo eval --out` writes, got {type(data).__name__}")
     for name, kind in RESULT_KEYS.items():
@@ -244,11 +262,24 @@ def _read_result(file: Path) -> EvalResult:
             raise refuse(name, "missing")
         if not isinstance(data[name], kind):
             raise refuse(name, f"expected a JSON {kind.__name__}, got {type(data[name]).__name__}")
+    for name, kind in OPTIONAL_KEYS.items():
+        if name in data and not isinstance(data[name], kind):
+            raise refuse(name, f"expected a JSON {kind.__name__}, got {type(data[name]).__name__}")
+    unencodable = _unencodable_string(data)
+    if unencodable:
+        raise refuse(unencodable, "holds a lone surrogate (\\ud800-\\udfff), which UTF-8 cannot encode")
     if not data["scores"]:
         raise refuse("scores", "empty; a result holds one score per episode")
-    bad = [x for x in data["scores"] if x is not None and (type(x) not in (int, float))]
-    if bad:
-        raise refuse("scores", f"expected numbers (or null for a non-finite one), found {bad[0]!r}")
+    numbers = [("scores", x) for x in data["scores"]] + [("per_agent", x) for x in data.get("per_agent", [])]
+    numbers += [("finished", data["finished"])] * ("finished" in data)
+    for opponent, record in data.get("opponents", {}).items():
+        if not isinstance(record, dict):
+            raise refuse(f"opponents.{opponent}", f"expected a JSON object of its games and rates, got {record!r}")
+        numbers += [(f"opponents.{opponent}.{key}", value) for key, value in record.items()]
+    for name, value in numbers:
+        problem = _number_problem(value)
+        if problem:
+            raise refuse(name, problem)
     if data["env_id"] not in registry.list_envs():
         raise refuse("env_id", f"{data['env_id']!r} is not a registered env id")
     fields = {f.name: f for f in dataclasses.fields(EvalProtocol)}
@@ -261,12 +292,65 @@ def _read_result(file: Path) -> EvalResult:
         expected = {"env_id": str, "opponents": list, "greedy": bool, "zero_sum": bool}.get(name, int)
         if type(value) is not expected:
             raise refuse(f"protocol.{name}", f"expected a JSON {expected.__name__}, got {value!r}")
-    if given["version"] != PROTOCOL_VERSION:
-        raise refuse("protocol.version", version_problem(given["version"], data["env_id"]))
+    if not all(isinstance(name, str) for name in given["opponents"]):
+        raise refuse("protocol.opponents", f"expected a list of names, got {given['opponents']!r}")
+    if "episodes" in data and data["episodes"] != len(data["scores"]):
+        raise refuse("episodes", f"{data['episodes']!r}, but the file holds {len(data['scores'])} scores")
     try:
-        return EvalResult.from_json(data)
+        result = EvalResult.from_json(data)
     except (TypeError, ValueError, AttributeError) as error:
         raise refuse("(a field)", str(error)) from error
+    problem = result_problem(result)
+    if problem:
+        raise refuse(*problem)
+    return result
+
+
+OPTIONAL_KEYS = {"per_agent": list, "opponents": dict, "versions": dict, "provenance": dict, "episodes": int}
+"""Keys `EvalResult.to_dict` writes that a results file may leave out, with their JSON types."""
+
+
+def _refuse_constant(token: str) -> float:
+    """json's hook for a bare NaN or Infinity: strict JSON has none (`eval --out` writes null)."""
+    raise ValueError(f"a bare {token}; a non-finite number is written null")
+
+
+def _number_problem(value: object) -> str | None:
+    """What keeps a JSON value from being a score: not a number or null, or beyond a 64-bit float's range."""
+    if value is None:
+        return None
+    if type(value) is int:
+        if abs(value) > sys.float_info.max:
+            return (f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits, beyond a 64-bit "
+                    "float's range")
+        return None
+    if type(value) is float:
+        return None if math.isfinite(value) else f"{value!r} (a number beyond a 64-bit float's range)"
+    return f"expected numbers (or null for a non-finite one), found {ascii(value)[:80]}"
+
+
+def _unencodable_string(data: object, where: str = "") -> str | None:
+    """The field (dotted path) of the first string or key in `data` that UTF-8 cannot encode, or None."""
+    items: list[tuple[str, object]] = []
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "(whole file)"
+        return None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            name = f"{where}.{key}" if where else str(key)
+            if _unencodable_string(key) is not None:
+                return name.encode("utf-8", "backslashreplace").decode("utf-8")
+            items.append((name, value))
+    elif isinstance(data, list):
+        items = [(f"{where}[{index}]", value) for index, value in enumerate(data)]
+    for name, value in items:
+        found = _unencodable_string(value, name)
+        if found:
+            return found
+    return None
 
 
 def leaderboard(
@@ -276,28 +360,33 @@ def leaderboard(
 ) -> Leaderboard:
     """Rank `results` plus the `entrants` (per env id: name -> policy), evaluated here.
 
-    Only results under the current protocol of their env are ranked; a result
-    of another protocol version is a `LeaderboardInputError`. Zero-sum envs get
-    Elo ratings on the anchored scale (`ratings.fit_ratings` with
-    `anchors.load_anchors`) from every result's games against its opponents,
-    and with entrants from a round robin among them, the random player and the
-    baseline (where pinned; its own games against the ladder are played too).
-    `provenance` (per env id: entrant name -> `loading.resolve_policy`'s provenance) is recorded with the entrants.
+    Every result must be what its env's protocol produces (`result_checks.result_problem`), else the board is
+    not made (`LeaderboardInputError`). Zero-sum envs get Elo ratings on the anchored scale
+    (`ratings.fit_ratings` with `anchors.load_anchors`) from every result's games against its opponents, and
+    with entrants from a round robin among them, the random player and the baseline (where pinned). Every
+    rated player is rated from all the games recorded for it: the pinned baseline, however it reaches the
+    board, with its own games against the protocol's opponents (`pinned_baseline_games`). A result of the
+    random player is its row and the random score of the normalization; without one the random player is
+    evaluated here. `provenance` (per env id: entrant name -> `loading.resolve_policy`'s provenance) is
+    recorded with the entrants.
     """
     by_env: dict[str, dict[str, EvalResult]] = {}
     for result in results:
-        if result.protocol.version != PROTOCOL_VERSION:
-            raise LeaderboardInputError(f"the result of {result.policy!r} on {result.env_id}: "
-                                        f"{version_problem(result.protocol.version, result.env_id)}")
-        if _scored_alike(result.protocol, protocol(result.env_id)):
-            if result.policy in by_env.get(result.env_id, {}):
-                raise LeaderboardInputError(
-                    f"two results of policy {result.policy!r} on {result.env_id}; give each run its own name"
-                )
-            by_env.setdefault(result.env_id, {})[result.policy] = result
+        problem = result_problem(result)
+        if problem:
+            raise LeaderboardInputError(f"the result of {result.policy!r} on {result.env_id}: {problem[0]}: "
+                                        f"{problem[1]}; the board was not made")
+        if result.policy in by_env.get(result.env_id, {}):
+            raise LeaderboardInputError(
+                f"two results of policy {result.policy!r} on {result.env_id}; give each run its own name"
+            )
+        by_env.setdefault(result.env_id, {})[result.policy] = result
     entrants = entrants or {}
     for env_id, named in entrants.items():
         for name, policy in named.items():
+            problem = name_problem(name)
+            if problem:
+                raise LeaderboardInputError(f"the entrant {name[:80]!r} on {env_id}: its name is {problem}")
             if name in by_env.get(env_id, {}):
                 raise LeaderboardInputError(
                     f"the entrant {name!r} on {env_id} has the name of a result in --results; the board was not made. "
@@ -314,22 +403,23 @@ def leaderboard(
     board_ratings: dict[str, dict[str, Rating]] = {}
     for env_id in sorted(by_env):
         env_spec = registry.spec(env_id)
-        random_score = evaluate(env_id, RANDOM).mean
+        given_random = by_env[env_id].get(RANDOM)
+        random_score = (given_random or evaluate(env_id, RANDOM)).mean
         ratings: dict[str, Rating] = {}
         if "zero-sum" in env_spec.tags:
             records = recorded_matches(by_env[env_id].values())
             if env_id in entrants:
                 players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
                 if env_spec.baseline is not None:
-                    players[BASELINE], measured = pinned_baseline(env_id)
-                    if BASELINE not in map(elo_name, by_env[env_id]):  # its own games against the ladder
-                        records.update(recorded_matches([measured]))
+                    players[BASELINE] = pinned_baseline(env_id)
                 records.update(round_robin(env_id, players))
+            rated = {name for pair in records for name in pair}
+            if BASELINE in rated and BASELINE not in map(elo_name, by_env[env_id]):  # its own games, however it came
+                records.update(recorded_matches([pinned_baseline_games(env_id)]))
             if records:
                 ratings = fit_ratings(records, load_anchors(env_id))
                 board_ratings[env_id] = ratings
-        ranked = sorted(by_env[env_id].values(), key=lambda r: (r.finite, r.mean if r.finite else 0.0), reverse=True)
-        for result in ranked:
+        for result in by_env[env_id].values():
             rows.append(Row(
                 env_id=env_id,
                 entrant=result.policy,
@@ -343,28 +433,26 @@ def leaderboard(
                 opponents=result.opponents,
                 provenance=result.provenance,
             ))
+    rows.sort(key=lambda row: (row.env_id, -_rank_key(row), row.entrant))  # the order depends on the results alone
     return Leaderboard(rows, ratings=board_ratings)
 
 
-def pinned_baseline(env_id: str) -> tuple[Policy | SearchPlayer, EvalResult]:
-    """The pinned baseline and its protocol games: those its hash-checked `eval.json` records where they were
-    measured under the current protocol, else played here."""
+def pinned_baseline(env_id: str) -> Policy | SearchPlayer:
+    """The pinned baseline of `env_id`, its files hash-checked."""
     from parallax_zoo.scoring.loading import baseline_files, load_files
 
+    return load_files(baseline_files(env_id), registry.make(env_id))
+
+
+def pinned_baseline_games(env_id: str) -> EvalResult:
+    """The pinned baseline's protocol games: those its hash-checked `eval.json` records where they were measured
+    under the current protocol, else played here."""
+    from parallax_zoo.scoring.loading import baseline_files
+
     files = baseline_files(env_id)
-    baseline = load_files(files, registry.make(env_id))
     if "eval.json" in files.contents:
         measured = EvalResult.from_json(json.loads(files.contents["eval.json"]))
         if measured.protocol == protocol(env_id):
-            return baseline, dataclasses.replace(measured, policy=BASELINE)
-    return baseline, evaluate(env_id, baseline, name=BASELINE, baseline=baseline)
-
-
-def version_problem(version: int, env_id: str) -> str:
-    """Why a result of another protocol version is refused, and how to get one of this version."""
-    return (
-        f"evaluation protocol version {version}, not {PROTOCOL_VERSION}; results of another version are refused, as "
-        f"their scores do not compare (version 2 plays zero-sum games against the opponent ladder, "
-        f"{GAMES_PER_OPPONENT} games per opponent, half from each seat). "
-        f"Evaluate the policy again: `parallax-zoo eval {env_id} --policy P --out FILE`"
-    )
+            return dataclasses.replace(measured, policy=BASELINE)
+    baseline = pinned_baseline(env_id)
+    return evaluate(env_id, baseline, name=BASELINE, baseline=baseline)

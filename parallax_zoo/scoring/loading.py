@@ -98,6 +98,12 @@ def load_hub(repo_and_commit: str, env_id: str) -> tuple[Agent, dict[str, Any]]:
     return load_files(files, registry.make(env_id)), provenance
 
 
+def baseline_label(env_id: str) -> str:
+    """The name results record the pinned baseline under: `baseline:REPO@REVISION` (`baseline` while none is pinned)."""
+    pin = registry.spec(env_id).baseline
+    return BASELINE if pin is None else f"{BASELINE}:{pin.repo_id}@{pin.revision}"
+
+
 def resolve_policy(source: str, env_id: str) -> ResolvedPolicy:
     """A policy named on the command line, the name results record it under, and its provenance.
 
@@ -107,7 +113,7 @@ def resolve_policy(source: str, env_id: str) -> ResolvedPolicy:
         return ResolvedPolicy(RANDOM, RANDOM, {})
     if source == BASELINE:
         pin = registry.spec(env_id).baseline
-        label = BASELINE if pin is None else f"{BASELINE}:{pin.repo_id}@{pin.revision}"
+        label = baseline_label(env_id)
         provenance = {} if pin is None else {"repo": pin.repo_id, "commit": pin.revision, "files": dict(pin.files)}
         return ResolvedPolicy(load_baseline(env_id), label, provenance)
     if source.startswith("hub:"):
