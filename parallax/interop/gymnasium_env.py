@@ -105,10 +105,15 @@ def _step(env: Any, state: Any, action: Any) -> tuple:
 
 
 def _step_autoreset(env: Any, key: jax.Array, state: Any, action: Any) -> tuple:
-    """Next-step autoreset: envs whose state is done are reset instead of stepped, with reward 0 and no flags."""
+    """Next-step autoreset: envs whose state is done are reset instead of stepped, with reward 0 and no flags.
+
+    A done env steps from its fresh start (the step is discarded), so no env is asked to step an ended episode,
+    which `ValidateActions` refuses.
+    """
     key, reset_key = jax.random.split(key)
     ended = state.done
-    stepped = env.step(state, action)
+    fresh = jax.lax.cond(jnp.any(ended), lambda: env.reset(key=reset_key, state=state, done=ended), lambda: state)
+    stepped = env.step(fresh, action)
     restarted = jax.lax.cond(
         jnp.any(ended),
         lambda: env.reset(key=reset_key, state=stepped, done=ended),
