@@ -340,24 +340,24 @@ def _error_if() -> Any:
     return equinox.error_if
 
 
-def _concrete(tree: Any) -> bool:
-    """Whether every leaf of `tree` holds a value now (a call outside `jit`, `vmap` and `scan`)."""
-    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(tree))
+def _values(tree: Any) -> Any:
+    """`tree`'s values as NumPy arrays where they are known now (a call outside `jit`, `vmap` and `scan`), else None."""
+    try:
+        return jax.tree_util.tree_map(np.asarray, tree)
+    except jax.errors.TracerArrayConversionError:
+        return None
 
 
 def _named(action: Any) -> str:
     """`action 7` where the action's value is known now; `the action` inside a transformation."""
-    if not _concrete(action):
-        return "the action"
-    return f"action {jax.tree_util.tree_map(np.asarray, action)}"
+    values = _values(action)
+    return "the action" if values is None else f"action {values}"
 
 
 def _named_flags(state: State | MARLState) -> str:
     """` (termination True, truncation False)` where the flags' values are known now, else nothing."""
-    flags = (state.termination, state.truncation)
-    if not _concrete(flags):
-        return ""
-    return f" (termination {np.asarray(flags[0])}, truncation {np.asarray(flags[1])})"
+    flags = _values((state.termination, state.truncation))
+    return "" if flags is None else f" (termination {flags[0]}, truncation {flags[1]})"
 
 
 def _describe(space: Space) -> str:
