@@ -188,7 +188,7 @@ class EnvSpec:
         if not isinstance(self.kwargs, Mapping) or not all(isinstance(k, str) for k in self.kwargs):
             found.append(("kwargs", f"must be a mapping from argument names to values, got {self.kwargs!r}"))
         if self.max_steps is not None and (problem := max_steps_problem(self.max_steps)):
-            found.append(("max_steps", f"{problem} or null"))
+            found.append(("max_steps", f"{problem} or null, got {self.max_steps!r}"))
         if not isinstance(self.multi_agent, bool):
             found.append(("multi_agent", f"must be true or false, got {self.multi_agent!r}"))
         if not (_is_int(self.num_agents) and self.num_agents >= 1):
@@ -293,7 +293,7 @@ class Registry:
         """
         env_spec = self.spec(env_id)
         if max_steps is not None and (problem := max_steps_problem(max_steps)):
-            raise InvalidKwargError(f"{env_id}: max_steps {problem}")
+            raise InvalidKwargError(f"{env_id}: max_steps {problem}, got {max_steps!r}")
         made = env_spec
         if (max_steps is not None and max_steps != env_spec.max_steps) or overrides:
             made = dataclasses.replace(
@@ -381,10 +381,10 @@ MAX_STEPS_BOUND = 2**31 - 1
 
 
 def max_steps_problem(max_steps: Any) -> str | None:
-    """What is wrong with a time limit, as "must be ..., got ...", or None: an int from 1 to `MAX_STEPS_BOUND`."""
+    """What a time limit must be ("must be ..."), or None where it is: an int from 1 to `MAX_STEPS_BOUND`."""
     if _is_int(max_steps) and 1 <= max_steps <= MAX_STEPS_BOUND:
         return None
-    return f"must be an int from 1 to {MAX_STEPS_BOUND:,} (steps are counted in int32), got {max_steps!r}"
+    return f"must be an int from 1 to {MAX_STEPS_BOUND:,} (steps are counted in int32)"
 
 
 def _id_problems(env_id: Any, adapter: Any) -> list[tuple[str, str]]:
