@@ -107,6 +107,9 @@ def checked_action(space: gymnasium.spaces.Space, action: Any, where: str) -> An
     Integer spaces take integers only (a bool only in `MultiBinary`), inside their range; a `Box` takes a
     number array of its shape, whose values outside the bounds the env clips (docs/protocol.md).
     """
+    if isinstance(space, gymnasium.spaces.Discrete) and (type(action) is int or isinstance(action, np.integer)):
+        if space.start <= action < space.start + space.n:  # the common case, without `contains`' conversions
+            return action
     if isinstance(space, gymnasium.spaces.Dict) and isinstance(action, dict) and action.keys() == space.spaces.keys():
         return {key: checked_action(space[key], action[key], f"{where}[{key!r}]") for key in space.spaces}
     if isinstance(space, gymnasium.spaces.Tuple) and isinstance(action, (tuple, list)) and len(action) == len(space):
