@@ -234,6 +234,18 @@ def test_a_hub_that_sends_a_byte_at_a_time_stops_at_the_file_deadline(
     assert [p for p in cached_files(hub_env) if p.suffix == ".incomplete"] == []
 
 
+def test_a_hub_that_sends_its_headers_a_byte_at_a_time_stops_at_the_file_deadline(
+    server: HubServer, policy_commit: str, hub_env: Path
+) -> None:
+    """The status line and headers trickle in too: the deadline holds before any byte of the file arrives."""
+    server.drip_headers(0.2)
+    process, elapsed = run_eval_cli(f"hub:{POLICY_REPO}@{policy_commit}", {"PARALLAX_ZOO_HUB_FILE_DEADLINE": "2"}, 60)
+    assert process.returncode == 2, process.stderr
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1 and "deadline of 2 s per file" in lines[0], process.stderr
+    assert elapsed < 15, f"the eval gave up after {elapsed:.1f} s with a 2 s deadline (the headers alone take a minute)"
+
+
 def test_a_hub_file_over_the_size_cap_is_refused_before_it_is_read(
     server: HubServer, policy_commit: str, hub_env: Path, tmp_path: Path
 ) -> None:

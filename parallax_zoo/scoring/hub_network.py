@@ -18,10 +18,13 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx2
 
@@ -81,6 +84,52 @@ class HubGaveUp(Exception):
         self.attempts = attempts
 
 
+class _Watchdog:
+    """One download's own connections, cut at its deadline: a read that gets a byte at a time is still bounded.
+
+    Requests go through `transport`, a pool of this download's alone, so every
+    connection is opened here and its socket recorded; at the deadline each is
+    shut down, which ends the read blocked on it.
+    """
+
+    def __init__(self, deadline_s: float) -> None:
+        self.transport = httpx2.HTTPTransport()
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(deadline_s, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: dict[str, object]) -> None:
+        """httpcore's trace hook: record the socket of each connection this download opens."""
+        if event.endswith("connect_tcp.complete"):
+            stream = info.get("return_value")
+            sock = getattr(stream, "get_extra_info", lambda name: None)("socket")
+            if isinstance(sock, socket.socket):
+                with self._lock:
+                    self._sockets.append(sock)
+                    if self.expired:
+                        _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+    def close(self) -> None:
+        self._timer.cancel()
+        self.transport.close()
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed already
+
+
 @dataclass
 class _Attempts:
     read_timeout: float
@@ -88,10 +137,12 @@ class _Attempts:
     limits: FileLimits | None = None
     deadline: float = float("inf")
     """`time.monotonic()` past which the download stops (with `limits`)."""
+    watchdog: _Watchdog | None = None
 
     def check_deadline(self, received: int = 0) -> None:
         """Raise `HubFileLimit` once the deadline has passed."""
-        if self.limits is not None and time.monotonic() >= self.deadline:
+        expired = self.watchdog is not None and self.watchdog.expired
+        if self.limits is not None and (expired or time.monotonic() >= self.deadline):
             arrived = f"; {received:,} bytes of the file had arrived" if received else ""
             raise HubFileLimit(
                 f"the download was still going after its deadline of {self.limits.deadline_s:g} s per file{arrived}: "
@@ -156,7 +207,8 @@ def bounded_requests(limits: FileLimits | None = None) -> Iterator[list[Exceptio
     """
     _install()
     deadline = float("inf") if limits is None else time.monotonic() + limits.deadline_s
-    attempts = _Attempts(read_timeout=read_timeout_s(), failures=[], limits=limits, deadline=deadline)
+    watchdog = None if limits is None else _Watchdog(limits.deadline_s)
+    attempts = _Attempts(read_timeout=read_timeout_s(), failures=[], limits=limits, deadline=deadline, watchdog=watchdog)
     token = _current.set(attempts)
     quiet = _NoRetryChatter()
     for name in RETRY_LOGGERS:
@@ -167,6 +219,8 @@ def bounded_requests(limits: FileLimits | None = None) -> Iterator[list[Exceptio
         for name in RETRY_LOGGERS:
             logging.getLogger(name).removeFilter(quiet)
         _current.reset(token)
+        if watchdog is not None:
+            watchdog.close()
 
 
 class _CountingStream(httpx2.SyncByteStream):
@@ -201,7 +255,7 @@ class _BoundedTransport(httpx2.HTTPTransport):
         if attempts is None:
             return super().handle_request(request)
         if request.url.path.endswith(CLIENT_BOOKKEEPING_PATHS):
-            attempts = _Attempts(attempts.read_timeout, failures=[], limits=attempts.limits, deadline=attempts.deadline)
+            attempts = _Attempts(attempts.read_timeout, [], attempts.limits, attempts.deadline, attempts.watchdog)
         if len(attempts.failures) >= MAX_FAILED_ATTEMPTS:
             raise HubGaveUp(attempts.failures[0], len(attempts.failures))
         attempts.check_deadline()
@@ -212,8 +266,13 @@ class _BoundedTransport(httpx2.HTTPTransport):
             given = timeout.get(name)
             timeout[name] = min(cap if given is None else min(float(given), cap), remaining)
         request.extensions["timeout"] = timeout
+        watchdog = attempts.watchdog
         try:
-            response = super().handle_request(request)
+            if watchdog is None:
+                response = super().handle_request(request)
+            else:
+                request.extensions["trace"] = _chained(request.extensions.get("trace"), watchdog.trace)
+                response = watchdog.transport.handle_request(request)
         except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError) as error:
             attempts.check_deadline()
             attempts.failures.append(error)
@@ -226,6 +285,18 @@ class _BoundedTransport(httpx2.HTTPTransport):
         assert isinstance(response.stream, httpx2.SyncByteStream)
         response.stream = _CountingStream(response.stream, attempts)
         return response
+
+
+def _chained(first: Any, second: Any) -> Any:
+    """A trace hook calling `first` (a hook already set, if any) and then `second`."""
+    if first is None:
+        return second
+
+    def both(event: str, info: dict[str, object]) -> None:
+        first(event, info)
+        second(event, info)
+
+    return both
 
 
 def _announced_size(response: httpx2.Response, header: str) -> int:
