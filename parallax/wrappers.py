@@ -13,7 +13,6 @@ from typing import Any, Generic, cast
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.experimental import checkify
 from jaxtyping import Array, Bool, Float, Int, PRNGKeyArray
 
 from parallax.core import BaseEnv, EitherStateT, MARLState, State, fold_in_key, is_key_dtype, require_key
@@ -302,14 +301,12 @@ class ValidateActions(Wrapper[EitherStateT]):
 
     Without it an out-of-range action has each env's documented meaning
     (README, "Out-of-range actions"); with it, `step` checks
-    `action_space.contains(action)` and that the episode goes on, using
-    `jax.experimental.checkify`, and a failed check names the space and the
-    offending value. Called eagerly (vmapped or not), `step` raises on the
-    spot; inside `jit` or `lax.scan`, functionalize the outermost function
-    and throw its error:
-
-        err, state = checkify.checkify(jax.jit(env.step))(state, action)
-        err.throw()
+    `action_space.contains(action)` and that the episode goes on with
+    Equinox's `error_if`, which raises from compiled code too: eagerly, under
+    `jit`, `vmap` and `lax.scan` alike, so the Gymnasium and PettingZoo exports
+    keep working. A failed check names the space (and, called eagerly, the
+    action). Equinox is imported on the first validated step (the `validate`
+    extra).
 
     An ended episode is a `done` state with `step_count > 0`: a state that
     `AutoResetWrapper` restarted carries the old episode's flags with a fresh
@@ -317,23 +314,50 @@ class ValidateActions(Wrapper[EitherStateT]):
     """
 
     def step(self, state: EitherStateT, action: Array) -> EitherStateT:
+        error_if = _error_if()
         batch_shape = (self.num_envs,) if hasattr(self.env, "num_envs") else ()
         name = f"{type(self.unwrapped).__name__}.step"
         check_action(self.action_space, action, batch_shape, where=name)
         contains = self.action_space.contains
         inside = jax.vmap(contains)(action) if batch_shape else contains(action)
-        checkify.check(
-            jnp.all(inside), f"{name}: action {{action}} is outside the action space {_describe(self.action_space)}", action=action
+        action = error_if(
+            action, ~jnp.all(inside), f"{name}: {_named(action)} is outside the action space {_describe(self.action_space)}"
         )
         ended = state.done & (state.step_count > 0)
-        checkify.check(
-            ~jnp.any(ended),
-            f"{name}: the episode has ended (termination {{termination}}, truncation {{truncation}}); "
-            "reset it before stepping again",
-            termination=state.termination,
-            truncation=state.truncation,
-        )
+        flags = _named_flags(state)
+        action = error_if(action, jnp.any(ended), f"{name}: the episode has ended{flags}; reset it before stepping again")
         return self.env.step(state, action)
+
+
+def _error_if() -> Any:
+    """Equinox's `error_if`, imported when a validated env first steps (`import parallax` loads jax only)."""
+    try:
+        import equinox
+    except ImportError as error:
+        raise ImportError(
+            "ValidateActions (make(..., validate=True)) checks actions with Equinox: pip install 'parallax-zoo[validate]'"
+        ) from error
+    return equinox.error_if
+
+
+def _values(tree: Any) -> Any:
+    """`tree`'s values as NumPy arrays where they are known now (a call outside `jit`, `vmap` and `scan`), else None."""
+    try:
+        return jax.tree_util.tree_map(np.asarray, tree)
+    except jax.errors.TracerArrayConversionError:
+        return None
+
+
+def _named(action: Any) -> str:
+    """`action 7` where the action's value is known now; `the action` inside a transformation."""
+    values = _values(action)
+    return "the action" if values is None else f"action {values}"
+
+
+def _named_flags(state: State | MARLState) -> str:
+    """` (termination True, truncation False)` where the flags' values are known now, else nothing."""
+    flags = _values((state.termination, state.truncation))
+    return "" if flags is None else f" (termination {flags[0]}, truncation {flags[1]})"
 
 
 def _describe(space: Space) -> str:

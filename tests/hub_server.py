@@ -15,6 +15,7 @@ import http.server
 import json
 import re
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -289,6 +290,12 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         if entry.lfs:
             headers |= {"X-Linked-Etag": f'"{entry.sha256}"', "X-Linked-Size": str(entry.size)}
         body = self.hub.store.read_object(entry.sha256)
+        if self.hub.drip_headers_every is not None:
+            self._drip_whole(body, headers, self.hub.drip_headers_every)
+            return
+        if self.hub.drip_downloads_every is not None and self.command == "GET":
+            self._drip(body, headers, self.hub.drip_downloads_every)
+            return
         cut = self.hub.drop_downloads_after
         if cut is not None and self.command == "GET":
             self._drop_mid_file(body[:cut], len(body), headers)
@@ -307,6 +314,36 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _drip(self, body: bytes, headers: Mapping[str, str], interval_s: float) -> None:
+        """Announce the whole file and send it one byte every `interval_s`, as a slow link does (the client may hang up)."""
+        self.hub.log.append(LoggedRequest(self.command, self.path, 200))
+        self.send_response(200)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            for offset in range(len(body)):
+                self.wfile.write(body[offset : offset + 1])
+                self.wfile.flush()
+                time.sleep(interval_s)
+        except OSError:
+            self.close_connection = True
+
+    def _drip_whole(self, body: bytes, headers: Mapping[str, str], interval_s: float) -> None:
+        """Send the whole answer, status line and headers first, one byte every `interval_s` (the client may hang up)."""
+        self.hub.log.append(LoggedRequest(self.command, self.path, 200))
+        head = "".join(f"{name}: {value}\r\n" for name, value in {**headers, "Content-Length": str(len(body))}.items())
+        raw = f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + (body if self.command == "GET" else b"")
+        self.close_connection = True
+        try:
+            for offset in range(len(raw)):
+                self.wfile.write(raw[offset : offset + 1])
+                self.wfile.flush()
+                time.sleep(interval_s)
+        except OSError:
+            pass
 
     def _model_info(self, repo_id: str, revision: str, blobs: bool) -> None:
         """The repo's info at a revision; per-file sizes and hashes only when asked (`?blobs=true`, files_metadata)."""
@@ -427,6 +464,8 @@ class _HubHTTPServer(http.server.ThreadingHTTPServer):
         self.store = store
         self.log: list[LoggedRequest] = []
         self.drop_downloads_after: int | None = None
+        self.drip_downloads_every: float | None = None
+        self.drip_headers_every: float | None = None
 
 
 class HubServer:
@@ -453,6 +492,14 @@ class HubServer:
     def drop_downloads_after(self, size: int | None) -> None:
         """From now on, cut every file download after `size` bytes (None: serve files whole again)."""
         self._http.drop_downloads_after = size
+
+    def drip_downloads(self, interval_s: float | None) -> None:
+        """From now on, send every file download one byte every `interval_s` seconds (None: at full speed again)."""
+        self._http.drip_downloads_every = interval_s
+
+    def drip_headers(self, interval_s: float | None) -> None:
+        """From now on, send every file's whole answer, headers included, one byte every `interval_s` seconds."""
+        self._http.drip_headers_every = interval_s
 
     def file_downloads(self) -> list[LoggedRequest]:
         """The GET requests that transferred a repo file's bytes."""

@@ -14,7 +14,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from example_envs import GridWorld as SeedGridWorld
-from jax.experimental import checkify
 
 import parallax_zoo
 from parallax import AutoResetWrapper, Box, Discrete, ProtocolError, State, ValidateActions, VmapWrapper, check_env
@@ -112,7 +111,7 @@ def test_a_won_tictactoe_game_keeps_its_winner_and_validate_refuses_to_step_it()
         after = unvalidated.step(state, jnp.array(action, jnp.int32))
         assert int(after.env_state.winner) == 0 and bool(after.termination)
         np.testing.assert_array_equal(after.env_state.board, state.env_state.board)
-    with pytest.raises(checkify.JaxRuntimeError, match=r"TicTacToe.step: the episode has ended \(termination True"):
+    with pytest.raises(RuntimeError, match=r"TicTacToe.step: the episode has ended \(termination True"):
         env.step(state, jnp.array([9, 8], jnp.int32))
 
 
@@ -133,35 +132,38 @@ def test_make_with_validate_refuses_an_out_of_range_action_eagerly_naming_the_sp
     env = parallax_zoo.make("GridWorld-v0", validate=True)
     assert isinstance(env, ValidateActions)
     state = env.reset(key=jax.random.key(0))
-    with pytest.raises(checkify.JaxRuntimeError, match=r"GridWorld.step: action 7 is outside the action space Discrete\(4\) of dtype int32"):
+    with pytest.raises(RuntimeError, match=r"GridWorld.step: action 7 is outside the action space Discrete\(4\) of dtype int32"):
         env.step(state, jnp.int32(7))
     pendulum = parallax_zoo.make("gymnax/Pendulum-v1", validate=True)
-    with pytest.raises(checkify.JaxRuntimeError, match=r"action \[nan\] is outside the action space Box\(-2.0, 2.0, \(1,\), float32\)"):
+    with pytest.raises(RuntimeError, match=r"action \[nan\] is outside the action space Box\(-2.0, 2.0, \(1,\), float32\)"):
         pendulum.step(pendulum.reset(key=jax.random.key(0)), jnp.full((1,), jnp.nan, jnp.float32))
 
 
-def test_validated_env_under_jit_vmap_and_scan_raises_through_checkify() -> None:
+def test_validated_env_steps_and_refuses_under_jit_vmap_and_scan() -> None:
+    """Valid actions step under `jit` as unvalidated ones do; an invalid one raises from the compiled code itself."""
     env = parallax_zoo.make("Race-v0", validate=True)
     state = env.reset(key=jax.random.key(0))
-    error, _ = checkify.checkify(jax.jit(env.step))(state, jnp.array([1, 1, 2], jnp.int32))
-    with pytest.raises(checkify.JaxRuntimeError, match=r"action \[1 1 2\] is outside the action space Discrete\(2, shape=\(3,\)\)"):
-        error.throw()
+    legal = jnp.array([1, 0, 1], jnp.int32)
+    assert _leaves_equal(jax.jit(env.step)(state, legal), env.env.step(state, legal))
+    outside = r"Race.step: the action is outside the action space Discrete\(2, shape=\(3,\)\)"
+    with pytest.raises(RuntimeError, match=outside):
+        jax.jit(env.step)(state, jnp.array([1, 1, 2], jnp.int32))
     batched = VmapWrapper(env, num_envs=4)
     states = batched.reset(key=jax.random.key(1))
     actions = jnp.ones((4, 3), jnp.int32).at[2, 0].set(-1)
-    with pytest.raises(checkify.JaxRuntimeError, match=r"action \[-1  1  1\] is outside"):
+    with pytest.raises(RuntimeError, match=outside):
         batched.step(states, actions)
+    with pytest.raises(RuntimeError, match=outside):
+        jax.vmap(env.step)(jax.vmap(lambda k: env.reset(key=k))(jax.random.split(jax.random.key(2), 4)), actions)
 
     def rollout(env, state, actions):
         return jax.lax.scan(lambda s, a: (env.step(s, a), None), state, actions)[0]
 
-    checked = checkify.checkify(jax.jit(rollout, static_argnums=0))
-    error, _ = checked(env, state, jnp.ones((5, 3), jnp.int32).at[3, 1].set(5))
-    with pytest.raises(checkify.JaxRuntimeError, match=r"action \[1 5 1\] is outside"):
-        error.throw()
-    error, stepped = checked(env, state, jnp.ones((5, 3), jnp.int32))
-    assert error.get() is None
-    assert _leaves_equal(stepped, jax.jit(rollout, static_argnums=0)(env.env, state, jnp.ones((5, 3), jnp.int32)))
+    scanned = jax.jit(rollout, static_argnums=0)
+    with pytest.raises(RuntimeError, match=outside):
+        scanned(env, state, jnp.ones((5, 3), jnp.int32).at[3, 1].set(5))
+    stepped = scanned(env, state, jnp.ones((5, 3), jnp.int32))
+    assert _leaves_equal(stepped, scanned(env.env, state, jnp.ones((5, 3), jnp.int32)))
 
 
 def test_validated_env_refuses_a_step_from_an_ended_episode_but_steps_on_after_auto_reset() -> None:
@@ -169,7 +171,7 @@ def test_validated_env_refuses_a_step_from_an_ended_episode_but_steps_on_after_a
     state = env.reset(key=jax.random.key(0))
     ended = env.step(env.step(state, jnp.int32(0)), jnp.int32(2))
     assert bool(ended.termination)
-    with pytest.raises(checkify.JaxRuntimeError, match="the episode has ended .termination True, truncation False.; reset it"):
+    with pytest.raises(RuntimeError, match="the episode has ended .termination True, truncation False.; reset it"):
         env.step(ended, jnp.int32(0))
     looping = AutoResetWrapper(env)
     state = looping.reset(key=jax.random.key(0))
@@ -218,3 +220,21 @@ def test_check_env_reports_an_env_whose_state_an_out_of_range_action_makes_non_f
 
 def test_check_env_passes_a_validated_env_which_refuses_out_of_range_actions() -> None:
     check_env(parallax_zoo.make("GridWorld-v0", validate=True), num_steps=8)
+
+
+def test_the_gymnasium_and_pettingzoo_exports_of_a_validated_env_step_through_episode_ends() -> None:
+    """The exports jit `step`: a validated env keeps them, Gymnasium's own checker included, and autoresets."""
+    from gymnasium.utils.env_checker import check_env as gymnasium_check_env
+    from pettingzoo.test import parallel_api_test
+
+    from parallax.interop import to_gymnasium, to_gymnasium_vector, to_pettingzoo
+
+    gymnasium_check_env(to_gymnasium(parallax_zoo.make("GridWorld-v0", validate=True)), skip_render_check=True)
+    vector = to_gymnasium_vector(parallax_zoo.make("GridWorld-v0", max_steps=8, validate=True), 3)
+    vector.reset(seed=0)
+    ends = 0
+    for _ in range(20):
+        _, _, termination, truncation, _ = vector.step(np.array([0, 2, 1]))
+        ends += int((termination | truncation).sum())
+    assert ends >= 3, "episodes ended and the vector env stepped on after its autoresets"
+    parallel_api_test(to_pettingzoo(parallax_zoo.make("Race-v0", validate=True)), num_cycles=40)

@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -194,8 +195,17 @@ def test_make_takes_max_steps_and_carries_its_spec(env_id):
         state = env.step(state, random_act(env)(state, jax.random.key(1)))
     assert bool(jnp.all(state.truncation | state.termination))
     assert parallax_zoo.make(env_id).spec == parallax_zoo.spec(env_id)
-    with pytest.raises(InvalidKwargError, match="max_steps must be an int >= 1"):
+    with pytest.raises(InvalidKwargError, match="max_steps must be an int from 1 to 2,147,483,647"):
         parallax_zoo.make(env_id, max_steps=0)
+
+
+@pytest.mark.parametrize("namespace", [None, "gymnax", "brax", "xminigrid", "jumanji", "jaxmarl", "craftax"])
+def test_a_time_limit_past_int32_is_refused_by_make_for_every_suite(namespace):
+    """Steps are counted in int32: 2**31 would overflow at the first step (or in the suite's own make)."""
+    env_id = parallax_zoo.list_envs(namespace=namespace)[0] if namespace else "Race-v0"
+    message = rf"{re.escape(env_id)}: max_steps must be an int from 1 to 2,147,483,647 .*got 2147483648"
+    with pytest.raises(InvalidKwargError, match=message):
+        parallax_zoo.make(env_id, max_steps=2**31)
 
 
 def test_reprs_are_short_and_say_what_matters():

@@ -210,6 +210,60 @@ def test_a_download_dropped_mid_file_fails_and_leaves_nothing(
     assert [p for p in cached_files(hub_env) if "blobs" in p.parts or "snapshots" in p.parts] == []
 
 
+def run_eval_cli(policy: str, extra_env: dict[str, str], timeout_s: float) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`parallax-zoo eval GridWorld-v0 --policy POLICY` as a user runs it, in a real process; its outcome and wall time."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_DISABLE_XET": "1", **extra_env}
+    started = time.monotonic()
+    process = subprocess.run([str(Path(sys.executable).parent / "parallax-zoo"), "eval", ENV_ID, "--policy", policy],
+                             env=env, capture_output=True, text=True, timeout=timeout_s)
+    return process, time.monotonic() - started
+
+
+def test_a_hub_that_sends_a_byte_at_a_time_stops_at_the_file_deadline(
+    server: HubServer, policy_commit: str, hub_env: Path
+) -> None:
+    """Each read gets a byte well within the 1 s read timeout, so only a total deadline per file ends the wait."""
+    server.drip_downloads(0.05)
+    process, elapsed = run_eval_cli(f"hub:{POLICY_REPO}@{policy_commit}", {"PARALLAX_ZOO_HUB_FILE_DEADLINE": "2"}, 60)
+    assert process.returncode == 2, process.stderr
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in process.stderr, process.stderr
+    assert "deadline of 2 s per file" in lines[0] and "PARALLAX_ZOO_HUB_FILE_DEADLINE" in lines[0]
+    assert server.endpoint in lines[0]
+    assert elapsed < 30, f"the eval gave up after {elapsed:.1f} s with a 2 s deadline"
+    assert [p for p in cached_files(hub_env) if p.suffix == ".incomplete"] == []
+
+
+def test_a_hub_that_sends_its_headers_a_byte_at_a_time_stops_at_the_file_deadline(
+    server: HubServer, policy_commit: str, hub_env: Path
+) -> None:
+    """The status line and headers trickle in too: the deadline holds before any byte of the file arrives."""
+    server.drip_headers(0.2)
+    process, elapsed = run_eval_cli(f"hub:{POLICY_REPO}@{policy_commit}", {"PARALLAX_ZOO_HUB_FILE_DEADLINE": "2"}, 60)
+    assert process.returncode == 2, process.stderr
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1 and "deadline of 2 s per file" in lines[0], process.stderr
+    assert elapsed < 15, f"the eval gave up after {elapsed:.1f} s with a 2 s deadline (the headers alone take a minute)"
+
+
+def test_a_hub_file_over_the_size_cap_is_refused_before_it_is_read(
+    server: HubServer, policy_commit: str, hub_env: Path, tmp_path: Path
+) -> None:
+    """The cap is set below the real weights' size here, as the default 64 MiB cap refuses a 2 GB model.safetensors."""
+    size = (tmp_path / "policy" / "model.safetensors").stat().st_size
+    cap_mb = 1 / 1024
+    assert size > 1024
+    process, _ = run_eval_cli(f"hub:{POLICY_REPO}@{policy_commit}", {"PARALLAX_ZOO_HUB_MAX_FILE_MB": str(cap_mb)}, 60)
+    assert process.returncode == 2, process.stderr
+    message = process.stderr.strip()
+    assert "Traceback" not in message and len(message.splitlines()) == 1, message
+    assert f"model.safetensors of {POLICY_REPO}@{policy_commit}" in message
+    assert f"the server announces {size:,} bytes for it, over the cap of 1,024 bytes per file" in message
+    assert "PARALLAX_ZOO_HUB_MAX_FILE_MB=0.000976562 MiB" in message and "nothing was read" in message
+    assert not [r for r in server.file_downloads() if r.path.endswith("model.safetensors")], "no byte of it was asked for"
+    assert [p for p in cached_files(hub_env) if "model.safetensors" in p.name or p.suffix == ".incomplete"] == []
+
+
 # 6. a tampered file in a cache that cannot be written
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import warnings
@@ -250,3 +251,44 @@ def test_vector_env_next_step_autoreset_true_terminal_observations_seeds_masks_a
     np.testing.assert_array_equal(observation[~mask][:, :2], np.tile([1.0, 0.0], ((~mask).sum(), 1)))
     with pytest.raises(ValueError, match="reset_mask"):
         vector.reset(options={"reset_mask": mask.astype(int)})
+
+
+def test_an_action_outside_the_space_raises_invalid_action_naming_it_and_the_space() -> None:
+    """As Gymnasium's own envs refuse an action their space does not hold; a bool or a float is no Discrete action."""
+    env = to_gymnasium(parallax_zoo.make("GridWorld-v0"))
+    env.reset(seed=0)
+    for action, shown in ((99, "99 (int)"), (-1, "-1 (int)"), (2.7, "2.7 (float)"), (True, "True (bool)"),
+                          (np.int64(4), "np.int64(4) (int64)")):
+        with pytest.raises(gymnasium.error.InvalidAction, match=rf"GymnasiumEnv.step: action {re.escape(shown)} is not in "
+                                                                 r"the action space Discrete\(4\)"):
+            env.step(action)
+    assert int(env.parallax_state.step_count) == 0, "a refused action does not step the env"
+    env.step(np.int64(1))
+    env.step(1)
+    vector = to_gymnasium_vector(parallax_zoo.make("GridWorld-v0"), 3)
+    vector.reset(seed=0)
+    with pytest.raises(gymnasium.error.InvalidAction, match=r"action array\(\[ 0, 99,  1\]\) .* MultiDiscrete\(\[4 4 4\]\)"):
+        vector.step(np.array([0, 99, 1]))
+
+
+def test_a_step_after_the_episode_ended_warns_once_and_pays_nothing() -> None:
+    """Gymnasium's own envs (CartPole) warn on a step after `terminated` and pay 0; the env is not stepped."""
+    from parallax_zoo.envs.gridworld import GridWorld as ZooGridWorld
+
+    env = to_gymnasium(ZooGridWorld(size=2))
+    env.reset(seed=0)
+    env.step(0)
+    observation, reward, terminated, _, _ = env.step(2)
+    assert terminated and reward > 0
+    ended = env.parallax_state
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        after = [env.step(action) for action in (0, 1, 3)]
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "already returned terminated = True" in messages[0] and "reset()" in messages[0]
+    for again, paid, still_terminated, truncated, _ in after:
+        np.testing.assert_array_equal(again, observation)
+        assert paid == 0.0 and still_terminated and not truncated
+    assert env.parallax_state is ended
+    env.reset(seed=1)
+    assert env.step(0)[1] != 0.0, "a reset starts paying again"

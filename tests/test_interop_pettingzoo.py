@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -167,3 +169,41 @@ def test_render_returns_the_envs_rgb_picture_of_the_current_state() -> None:
     centre = env.render()
     assert centre is not None and not np.array_equal(centre[32:64, 32:64], empty[32:64, 32:64])
     np.testing.assert_array_equal(centre[:32], empty[:32])  # only the centre cell changed
+
+
+def test_an_unknown_agent_or_an_action_outside_its_space_is_refused_naming_it() -> None:
+    import gymnasium
+
+    env = to_pettingzoo(parallax_zoo.make("Race-v0"))
+    env.reset(seed=0)
+    legal = {agent: 1 for agent in env.agents}
+    with pytest.raises(ValueError, match=r"actions for \['bob'\], which are not agents of this env; its agents are "
+                                         r"\['agent_0', 'agent_1', 'agent_2'\]"):
+        env.step({**legal, "bob": 0})
+    for agent, action, shown in (("agent_0", 99, "99 (int)"), ("agent_1", -1, "-1 (int)"), ("agent_2", 1.7, "1.7 (float)")):
+        with pytest.raises(gymnasium.error.InvalidAction,
+                           match=rf"PettingZooParallelEnv.step, {agent}: action {re.escape(shown)} is not in the action space Discrete\(2\)"):
+            env.step({**legal, agent: action})
+    assert int(env.parallax_state.step_count) == 0, "a refused action does not step the env"
+    aec = to_pettingzoo_aec(parallax_zoo.make("TicTacToe-v0"))
+    aec.reset(seed=0)
+    with pytest.raises(gymnasium.error.InvalidAction, match=r"PettingZooAECEnv.step, agent_0: action 10 \(int\)"):
+        aec.step(10)
+
+
+def test_a_step_after_the_episode_ended_returns_empty_dicts_and_pays_nothing() -> None:
+    """PettingZoo's parallel envs answer a step without agents with empty dicts; the env is not stepped."""
+    import warnings
+
+    env = to_pettingzoo(parallax_zoo.make("Race-v0", max_steps=3))
+    env.reset(seed=0)
+    for _ in range(3):
+        _, _, _, truncations, _ = env.step({agent: 0 for agent in env.agents})
+    assert env.agents == [] and all(truncations.values())
+    ended = env.parallax_state
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = [env.step({}), env.step({"agent_0": 1})]
+    assert results == [({}, {}, {}, {}, {})] * 2
+    assert len(caught) == 1 and "after the episode ended; call reset()" in str(caught[0].message)
+    assert env.parallax_state is ended

@@ -258,8 +258,10 @@ def test_duplicate_ids_in_one_file_are_rejected() -> None:
     ("entry", "entry_label", "field", "says"),
     [
         ("  - id: A-v0\n    entry_point: m:C\n    max_step: 5\n", "'A-v0'", "max_step", "Did you mean 'max_steps'?"),
-        ("  - id: A-v0\n    entry_point: m:C\n    max_steps: ten\n", "'A-v0'", "max_steps", "int >= 1 or null"),
-        ("  - id: A-v0\n    entry_point: m:C\n    max_steps: 0\n", "'A-v0'", "max_steps", "int >= 1 or null"),
+        ("  - id: A-v0\n    entry_point: m:C\n    max_steps: ten\n", "'A-v0'", "max_steps", "int from 1 to 2,147,483,647"),
+        ("  - id: A-v0\n    entry_point: m:C\n    max_steps: 0\n", "'A-v0'", "max_steps", "in int32) or null, got 0"),
+        ("  - id: A-v0\n    entry_point: m:C\n    max_steps: 2147483648\n", "'A-v0'", "max_steps",
+         "int from 1 to 2,147,483,647 (steps are counted in int32) or null, got 2147483648"),
         ("  - entry_point: m:C\n", "#0", "id", "is missing"),
         ("  - id: Race\n    entry_point: m:C\n", "'Race'", "id", "'Name-vN'"),
         ("  - id: A-v0\n", "'A-v0'", "entry_point", "exactly one of"),

@@ -67,7 +67,9 @@ def test_search_settings_round_trip_through_config_yaml_and_load_the_whole_agent
 @pytest.mark.parametrize(
     ("search", "message"),
     [
-        ("{simulations: 0}", "simulations and considered_actions must be >= 1"),
+        ("{simulations: 0}", "simulations must be between 1 and 4096, got 0"),
+        ("{simulations: 1000000000}", "simulations must be between 1 and 4096, got 1000000000"),
+        ("{considered_actions: 100000}", "considered_actions must be between 1 and 4096, got 100000"),
         ("{simulation: 8}", r"unknown search settings \['simulation'\]"),
         ("{simulations: many}", "simulations must be an integer"),
         ("[8]", "search must be a mapping"),
@@ -77,6 +79,16 @@ def test_bad_search_settings_are_refused_with_what_to_fix(search: str, message: 
     text = f"algorithm: mappo\nhyperparameters: {{env_id: ConnectFour-v0}}\nsearch: {search}\n".encode()
     with pytest.raises(CheckpointError, match=message):
         checkpoint.search_from_bytes(text, "config.yaml")
+
+
+def test_a_policy_folder_asking_for_an_unbounded_search_is_refused_when_it_loads(tmp_path: Path) -> None:
+    """The bound holds before any search runs, for a folder as for a Hub policy (both load through `load_files`)."""
+    policy, config = checkpoint.load(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
+    checkpoint.save(tmp_path, policy, config, SearchSettings())
+    text = (tmp_path / "config.yaml").read_text()
+    (tmp_path / "config.yaml").write_text(text.replace("simulations: 64", "simulations: 1000000000"))
+    with pytest.raises(CheckpointError, match=r"config.yaml: SearchSettings: simulations must be between 1 and 4096"):
+        load_folder(tmp_path, ENV)
 
 
 def test_searching_games_of_one_kind_share_their_compiled_program() -> None:

@@ -22,7 +22,7 @@ from gymnasium.vector.utils import batch_space
 
 from parallax.core import MARLState, action_mask_of
 from parallax.interop.compiled import jit_once
-from parallax.interop.gymnasium_spaces import numpy_dtype_of, scalar_converter, to_gymnasium_space
+from parallax.interop.gymnasium_spaces import checked_action, numpy_dtype_of, scalar_converter, to_gymnasium_space
 from parallax.spaces import PyTreeSpace
 from parallax.wrappers import VmapWrapper
 
@@ -105,10 +105,15 @@ def _step(env: Any, state: Any, action: Any) -> tuple:
 
 
 def _step_autoreset(env: Any, key: jax.Array, state: Any, action: Any) -> tuple:
-    """Next-step autoreset: envs whose state is done are reset instead of stepped, with reward 0 and no flags."""
+    """Next-step autoreset: envs whose state is done are reset instead of stepped, with reward 0 and no flags.
+
+    A done env steps from its fresh start (the step is discarded), so no env is asked to step an ended episode,
+    which `ValidateActions` refuses.
+    """
     key, reset_key = jax.random.split(key)
     ended = state.done
-    stepped = env.step(state, action)
+    fresh = jax.lax.cond(jnp.any(ended), lambda: env.reset(key=reset_key, state=state, done=ended), lambda: state)
+    stepped = env.step(fresh, action)
     restarted = jax.lax.cond(
         jnp.any(ended),
         lambda: env.reset(key=reset_key, state=stepped, done=ended),
@@ -162,6 +167,9 @@ class GymnasiumEnv(gymnasium.Env):
         self._step = jit_once(_step, env)
         self._key: jax.Array | None = None
         self._state: Any = None
+        self._ended: tuple[Any, bool, bool, dict[str, Any]] | None = None
+        """The last observation, flags and info once the episode has ended; None while it goes on."""
+        self._warned = False
 
     @property
     def parallax_state(self) -> Any:
@@ -170,6 +178,7 @@ class GymnasiumEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Start an episode; `seed` sets the key, and without one the key goes on from the last reset."""
+        self._ended, self._warned = None, False
         super().reset(seed=seed)
         if seed is not None:
             self._key = jax.random.key(seed)
@@ -179,12 +188,29 @@ class GymnasiumEnv(gymnasium.Env):
         return self._read.observation(self._state), self._read.info(self._state)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """One step; an action outside the action space raises `gymnasium.error.InvalidAction`.
+
+        After `terminated` or `truncated`, a step warns once, as Gymnasium's own envs do, and pays 0 without stepping.
+        """
         if self._state is None:
             raise gymnasium.error.ResetNeeded("step() was called before reset(); call reset() first.")
+        checked_action(self.action_space, action, f"{type(self).__name__}.step")
+        if self._ended is not None:
+            if not self._warned:
+                gymnasium.logger.warn(
+                    "You are calling 'step()' even though this environment has already returned terminated = True or "
+                    "truncated = True; call 'reset()' to start a new episode. Until then a step pays 0 and changes nothing."
+                )
+                self._warned = True
+            observation, termination, truncation, info = self._ended
+            return observation, 0.0, termination, truncation, info
         self._state, scalars = self._step(self._state, _cast_action(action, self._action_dtype))
         reward, termination, truncation = np.asarray(scalars).tolist()
         read = self._read
-        return read.observation(self._state), reward, termination == 1.0, truncation == 1.0, read.info(self._state)
+        observation, info = read.observation(self._state), read.info(self._state)
+        if termination == 1.0 or truncation == 1.0:
+            self._ended = (observation, termination == 1.0, truncation == 1.0, info)
+        return observation, reward, termination == 1.0, truncation == 1.0, info
 
     def render(self) -> np.ndarray | None:
         """The env's RGB picture (`uint8[H, W, 3]`) of the current state with `render_mode="rgb_array"`, else None."""
@@ -268,6 +294,7 @@ class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._state is None:
             raise gymnasium.error.ResetNeeded("step() was called before reset(); call reset() first.")
+        checked_action(self.action_space, actions, f"{type(self).__name__}.step")
         self._key, self._state = self._step(self._key, self._state, _cast_action(actions, self._action_dtype))
         state = self._state
         termination, truncation = np.asarray(state.termination), np.asarray(state.truncation)

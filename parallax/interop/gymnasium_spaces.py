@@ -99,3 +99,33 @@ def scalar_converter(space: Any) -> Callable[[Any], Any] | None:
             return None
         return lambda x: tuple(v if c is None else c(v) for v, c in zip(x, items))
     return None
+
+
+def checked_action(space: gymnasium.spaces.Space, action: Any, where: str) -> Any:
+    """`action`, unless `space` does not hold it: then `gymnasium.error.InvalidAction` naming the action and the space.
+
+    Integer spaces take integers only (a bool only in `MultiBinary`), inside their range; a `Box` takes a
+    number array of its shape, whose values outside the bounds the env clips (docs/protocol.md).
+    """
+    if isinstance(space, gymnasium.spaces.Discrete) and (type(action) is int or isinstance(action, np.integer)):
+        if space.start <= action < space.start + space.n:  # the common case, without `contains`' conversions
+            return action
+    if isinstance(space, gymnasium.spaces.Dict) and isinstance(action, dict) and action.keys() == space.spaces.keys():
+        return {key: checked_action(space[key], action[key], f"{where}[{key!r}]") for key in space.spaces}
+    if isinstance(space, gymnasium.spaces.Tuple) and isinstance(action, (tuple, list)) and len(action) == len(space):
+        return tuple(checked_action(part, value, f"{where}[{i}]") for i, (part, value) in enumerate(zip(space, action)))
+    value = np.asarray(action) if not isinstance(action, (dict, tuple)) else np.asarray(None)
+    kind = value.dtype.kind
+    if isinstance(space, gymnasium.spaces.Box):
+        held = value.shape == space.shape and (kind in "iuf" or kind == space.dtype.kind == "b")
+    elif isinstance(space, (gymnasium.spaces.Discrete, gymnasium.spaces.MultiDiscrete, gymnasium.spaces.MultiBinary)):
+        integral = kind in "iu" or (kind == "b" and isinstance(space, gymnasium.spaces.MultiBinary))
+        held = integral and bool(space.contains(value))
+    else:
+        held = bool(space.contains(action))
+    if not held:
+        raise gymnasium.error.InvalidAction(
+            f"{where}: action {action!r} ({type(action).__name__}) is not in the action space {space}; "
+            "give an action the space holds (an integer space takes integers, never bools or floats)"
+        )
+    return action

@@ -23,7 +23,7 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from parallax.core import MARLState
 from parallax.interop.compiled import jit_once
-from parallax.interop.gymnasium_spaces import slot_space, to_gymnasium_space
+from parallax.interop.gymnasium_spaces import checked_action, slot_space, to_gymnasium_space
 from parallax.spaces import PyTreeSpace
 
 RENDER_FPS = 8
@@ -204,6 +204,7 @@ class PettingZooParallelEnv(ParallelEnv):
         self._key: jax.Array | None = None
         self._state: Any = None
         self._view: tuple = ()
+        self._warned = False
 
     @property
     def parallax_state(self) -> Any:
@@ -217,6 +218,7 @@ class PettingZooParallelEnv(ParallelEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        self._warned = False
         self._key, self._state, self._view = self._slots.reset(self._slots.first_key(seed, self._key))
         live = self._slots.live(self._view)
         self.agents = [name for name, is_live in zip(self.possible_agents, live) if is_live]
@@ -226,12 +228,23 @@ class PettingZooParallelEnv(ParallelEnv):
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         if self._state is None:
             raise RuntimeError("step() was called before reset(); call reset() first.")
+        unknown = [name for name in actions if name not in self._slots.slot_of]
+        if unknown:
+            raise ValueError(f"step got actions for {unknown}, which are not agents of this env; its agents are "
+                             f"{self.possible_agents}.")
+        if bool(self._view[4]) or bool(self._view[5]):
+            if not self._warned:
+                gymnasium.logger.warn("step() was called after the episode ended; call reset() to start a new one. "
+                                      "Until then a step returns empty dicts, as PettingZoo's parallel envs do.")
+                self._warned = True
+            return {}, {}, {}, {}, {}
         missing = [name for name in self.agents if name not in actions]
         if missing:
             raise ValueError(f"step needs an action for every agent in agents; missing {missing}.")
         batch = self._slots.default_actions(self._view)
         for name in self.agents:
-            batch[self._slots.slot_of[name]] = actions[name]
+            where = f"{type(self).__name__}.step, {name}"
+            batch[self._slots.slot_of[name]] = checked_action(self.action_spaces[name], actions[name], where)
         before = self._view
         self._state, self._view = self._slots.step(self._state, batch)
         after = self._view
@@ -321,8 +334,9 @@ class PettingZooAECEnv(AECEnv):
             return
         if action is None:
             raise ValueError(f"{agent} is live, so it needs an action; None is only for agents that are done.")
+        where = f"{type(self).__name__}.step, {agent}"
+        self._actions[self._slots.slot_of[agent]] = checked_action(self.action_spaces[agent], action, where)
         self._cumulative_rewards[agent] = 0.0
-        self._actions[self._slots.slot_of[agent]] = action
         self._turns.pop(0)
         if self._turns:
             self._clear_rewards()

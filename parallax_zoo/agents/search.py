@@ -36,6 +36,12 @@ class SearchGame(Protocol):
     def step(self, state: MARLState, action: Array) -> MARLState: ...
 
 
+MAX_SIMULATIONS = 4096
+"""The most simulations per move: the search keeps a tree of that many nodes for every game it plays at once."""
+MAX_CONSIDERED_ACTIONS = 4096
+"""The most actions the root may consider; a game with fewer actions considers all of its own (`mctx` does too)."""
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """How hard `SearchPlayer` searches: simulations per move, actions the root considers, and root noise.
@@ -53,11 +59,10 @@ class SearchSettings:
     an immediate win visible at that move's first visit."""
 
     def __post_init__(self) -> None:
-        if self.simulations < 1 or self.considered_actions < 1:
-            raise ValueError(
-                f"SearchSettings: simulations and considered_actions must be >= 1, got {self.simulations} and "
-                f"{self.considered_actions}"
-            )
+        for name, bound in (("simulations", MAX_SIMULATIONS), ("considered_actions", MAX_CONSIDERED_ACTIONS)):
+            value = getattr(self, name)
+            if not 1 <= value <= bound:
+                raise ValueError(f"SearchSettings: {name} must be between 1 and {bound}, got {value}")
         if self.gumbel_scale < 0:
             raise ValueError(f"SearchSettings: gumbel_scale must be >= 0, got {self.gumbel_scale}")
 
@@ -118,7 +123,7 @@ class SearchPlayer:
             recurrent_fn=self._recurrent,
             num_simulations=self.settings.simulations,
             invalid_actions=~mover_mask,
-            max_num_considered_actions=self.settings.considered_actions,
+            max_num_considered_actions=min(self.settings.considered_actions, self.game.num_actions),
             gumbel_scale=self.settings.gumbel_scale if gumbel_scale is None else gumbel_scale,
         )
         return jnp.asarray(output.action, jnp.int32)

@@ -187,8 +187,8 @@ class EnvSpec:
             found.append(("foreign_id", "only adapted envs (with 'adapter') have a foreign_id"))
         if not isinstance(self.kwargs, Mapping) or not all(isinstance(k, str) for k in self.kwargs):
             found.append(("kwargs", f"must be a mapping from argument names to values, got {self.kwargs!r}"))
-        if self.max_steps is not None and not (_is_int(self.max_steps) and self.max_steps >= 1):
-            found.append(("max_steps", f"must be an int >= 1 or null, got {self.max_steps!r}"))
+        if self.max_steps is not None and (problem := max_steps_problem(self.max_steps)):
+            found.append(("max_steps", f"{problem} or null, got {self.max_steps!r}"))
         if not isinstance(self.multi_agent, bool):
             found.append(("multi_agent", f"must be true or false, got {self.multi_agent!r}"))
         if not (_is_int(self.num_agents) and self.num_agents >= 1):
@@ -292,8 +292,8 @@ class Registry:
         See `build`; `validate=True` adds `ValidateActions`.
         """
         env_spec = self.spec(env_id)
-        if max_steps is not None and not (_is_int(max_steps) and max_steps >= 1):
-            raise InvalidKwargError(f"{env_id}: max_steps must be an int >= 1, got {max_steps!r}")
+        if max_steps is not None and (problem := max_steps_problem(max_steps)):
+            raise InvalidKwargError(f"{env_id}: max_steps {problem}, got {max_steps!r}")
         made = env_spec
         if (max_steps is not None and max_steps != env_spec.max_steps) or overrides:
             made = dataclasses.replace(
@@ -374,6 +374,17 @@ def namespace_of(env_id: str) -> str:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+MAX_STEPS_BOUND = 2**31 - 1
+"""The largest time limit: every env and adapter counts steps in int32 (`State.step_count`)."""
+
+
+def max_steps_problem(max_steps: Any) -> str | None:
+    """What a time limit must be ("must be ..."), or None where it is: an int from 1 to `MAX_STEPS_BOUND`."""
+    if _is_int(max_steps) and 1 <= max_steps <= MAX_STEPS_BOUND:
+        return None
+    return f"must be an int from 1 to {MAX_STEPS_BOUND:,} (steps are counted in int32)"
 
 
 def _id_problems(env_id: Any, adapter: Any) -> list[tuple[str, str]]:

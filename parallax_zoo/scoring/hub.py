@@ -263,13 +263,13 @@ def _download_file(repo_id: str, filename: str, revision: str, cache_dir: Path, 
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import RemoteEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
-    from parallax_zoo.scoring.hub_network import HubGaveUp, bounded_requests, describe
+    from parallax_zoo.scoring.hub_network import HubFileLimit, HubGaveUp, bounded_requests, describe, file_limits
 
     endpoint = hub_endpoint()
     where = f"{filename} of {repo_id}@{revision} from the Hub at {endpoint} (HF_ENDPOINT)"
     blobs = cache_dir / f"models--{repo_id.replace('/', '--')}" / "blobs"
     partial_before = set(blobs.glob("*.incomplete"))
-    with bounded_requests() as failures:
+    with bounded_requests(file_limits()) as failures:
         try:
             path = Path(hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir, endpoint=endpoint,
                                         token=token, library_name="parallax-zoo"))
@@ -286,9 +286,11 @@ def _download_file(repo_id: str, filename: str, revision: str, cache_dir: Path, 
             raise BaselineUnavailableError(
                 f"could not download {where}: the repo has no file {filename} at that revision. Check the repo and pin"
             ) from error
-        except (OSError, httpx2.HTTPError, HubGaveUp) as error:
+        except (OSError, httpx2.HTTPError, HubGaveUp, HubFileLimit) as error:
             for partial in set(blobs.glob("*.incomplete")) - partial_before:
                 partial.unlink(missing_ok=True)
+            if isinstance(error, HubFileLimit):
+                raise BaselineUnavailableError(f"could not download {where}: {error}") from error
             cause = describe(failures[0]) if failures else describe(error)
             tries = f" ({len(failures)} failed attempts)" if failures else ""
             raise BaselineUnavailableError(
@@ -365,10 +367,10 @@ def _reported_hashes(repo_id: str, commit: str, filenames: tuple[str, ...], toke
     from huggingface_hub import HfApi
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
-    from parallax_zoo.scoring.hub_network import HubGaveUp, bounded_requests, describe
+    from parallax_zoo.scoring.hub_network import HubFileLimit, HubGaveUp, bounded_requests, describe, file_limits
 
     endpoint = hub_endpoint()
-    with bounded_requests() as failures:
+    with bounded_requests(file_limits()) as failures:
         try:
             info = HfApi(endpoint=endpoint, token=token, library_name="parallax-zoo").model_info(
                 repo_id, revision=commit, files_metadata=True
@@ -380,8 +382,8 @@ def _reported_hashes(repo_id: str, commit: str, filenames: tuple[str, ...], toke
             ) from error
         except RevisionNotFoundError as error:
             raise HubError(f"the Hub repo {repo_id} at {endpoint} has no commit {commit}; check the commit id") from error
-        except (OSError, httpx2.HTTPError, HubGaveUp) as error:
-            cause = describe(failures[0]) if failures else describe(error)
+        except (OSError, httpx2.HTTPError, HubGaveUp, HubFileLimit) as error:
+            cause = str(error) if isinstance(error, HubFileLimit) else describe(failures[0]) if failures else describe(error)
             raise BaselineUnavailableError(
                 f"could not read the file list of {repo_id}@{commit} from the Hub at {endpoint} (HF_ENDPOINT): {cause}. "
                 "Check the connection and HF_ENDPOINT"
