@@ -24,9 +24,9 @@ from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.catalogue.pinning import folder_pin, pin_baseline
 from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, Registry
 from parallax_zoo.cli import main
-from parallax_zoo.scoring import checkpoint, hub, staging
-from parallax_zoo.scoring.baselines import RUN_FILES, is_pinned_folder
+from parallax_zoo.scoring import checkpoint, hub
 
+RUN_FILES = ("config.yaml", "model.safetensors", "eval.json", "curve.png", "README.md")
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sys.executable).parent / "parallax-zoo"
 TINY = PPOConfig(
@@ -163,6 +163,9 @@ def test_ctrl_c_during_train_stops_cleanly_in_one_line_with_exit_130(sandbox: Pa
 
 def test_a_swap_killed_midway_is_put_right_by_the_next_run(sandbox: Path) -> None:
     """Killed between renaming the old folder aside and writing the pin: the pinned folder comes back."""
+    from parallax_zoo.scoring import staging
+    from parallax_zoo.scoring.baselines import is_pinned_folder
+
     folder = sandbox / "baselines" / "GridWorld-v0"
     before = pinned_files(sandbox, "GridWorld-v0")
     os.replace(folder, staging.aside_folder(folder))
