@@ -363,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="train a policy and write its folder (weights, config, eval, curve, card)")
     train.add_argument("env_id")
     train.add_argument("--seed", type=int, default=0,
-                       help="the first seed trained, the one written to the output folder and pinned by --pin (default 0)")
+                       help="the first seed trained: the one in the output folder, pinned by --pin (default 0)")
     train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
     train.add_argument("--out", default=None, help="folder to write (default: runs/ENV_ID/seedSEED, '/' in ids as '-')")
     train.add_argument("--seeds", type=int, default=1,
@@ -376,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--pin", action="store_true",
                        help="write the official baseline (baselines/ENV_ID) and pin its hashes and score in registry.yaml")
     train.add_argument("--force", action="store_true",
-                       help="replace a baseline already pinned, or write into a folder that holds no earlier run of ENV_ID")
+                       help="replace a pinned baseline, or write into a folder holding no earlier run of ENV_ID")
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")

@@ -43,7 +43,7 @@ def out_of_range(config: Any, ranges: Mapping[str, FieldRange]) -> list[str]:
     for name, allowed in ranges.items():
         value = getattr(config, name)
         values = value if isinstance(value, tuple) else (value,)
-        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and allowed.holds(v) for v in values):
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and allowed.holds(float(v)) for v in values):
             shown = f"each of {name}" if isinstance(value, tuple) else name
             problems.append(f"{name}={value!r} is out of range: expected {allowed.describe(shown)}, a finite number")
     return problems

@@ -122,11 +122,13 @@ class PPOConfig:
         "rho_clip": FieldRange(0, low_open=True),
         "c_clip": FieldRange(0, low_open=True),
     }
-    """The range of every numeric field, checked when a config is made (a saved config.yaml, `--set`), before training."""
+    """The range of every numeric field, checked whenever a config is made (config.yaml, `--set`), before training."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.hidden_sizes, (tuple, list)):
-            raise ValueError(f"{type(self).__name__}: hidden_sizes must be a list of layer widths, got {self.hidden_sizes!r}.")
+            raise ValueError(
+                f"{type(self).__name__}: hidden_sizes must be a list of layer widths, got {self.hidden_sizes!r}."
+            )
         object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
         problems = out_of_range(self, type(self).RANGES)
         if problems:

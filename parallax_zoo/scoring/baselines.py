@@ -222,7 +222,9 @@ def opponent_label(name: str) -> str:
     return {BASELINE: "itself", RANDOM: "the random player"}.get(name, f"the scripted {name!r} opponent")
 
 
-def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any], policy_seed: int | None = None) -> str:
+def card_description(
+    config: PPOConfig, seeds: list[int], result: dict[str, Any], policy_seed: int | None = None
+) -> str:
     """The model card's summary of how the weights were trained (seed `policy_seed`'s, default the first) and, for
     games, how they play."""
     algorithm = "MAPPO" if isinstance(config, MAPPOConfig) else "PPO"
@@ -288,8 +290,8 @@ class FolderNotARunError(UserError):
 
 
 def seed_folders(env_id: str, out: Path, seed_list: list[int]) -> dict[int, Path]:
-    """Where each trained seed is saved: the first in `out`; each other seed n in `runs/<Id>/seed<n>/` when `out`
-    is the baseline mirror's folder, in its sibling `seed<n>/` when `out` is named `seed<first>`, else `<out>-seed<n>/`."""
+    """Where each trained seed is saved: the first in `out`; each other seed n in `runs/<Id>/seed<n>/` when `out` is
+    the baseline mirror's folder, else in the sibling `seed<n>/` (`out` named `seed<first>`) or `<out>-seed<n>/`."""
     first, *others = seed_list
     if out.resolve() == hub.mirror_folder(env_id).resolve():
         beside = {n: Path("runs") / baseline_dirname(env_id) / f"seed{n}" for n in others}
@@ -352,7 +354,7 @@ def train_baseline(
     registry_path: str | os.PathLike[str] | None = None,
     force: bool = False,
 ) -> Path:
-    """Train `seeds` seeds (`seed`, `seed + 1`, ...) and save each in its folder (`seed_folders`); returns seed `seed`'s.
+    """Train `seeds` seeds (`seed`, `seed + 1`, ...), each saved in its folder (`seed_folders`); returns seed `seed`'s.
 
     `out_dir` defaults to `hub.mirror_folder(env_id)`, the official baseline's
     folder; the model card of any other folder names it as a user's run and
@@ -383,7 +385,8 @@ def train_baseline(
             staging.recover(target, is_pinned_folder(env_id, registry_path) if target.resolve() == mirror else None)
         start = time.perf_counter()
         policies, returns, training = train_seeds(resolved, env, seed_list, progress, opponent)
-        note = f" Training took {(time.perf_counter() - start) / 60:.1f} min of wall time on {os.cpu_count()} CPU cores."
+        minutes = (time.perf_counter() - start) / 60
+        note = f" Training took {minutes:.1f} min of wall time on {os.cpu_count()} CPU cores."
         staged: dict[int, Path] = {}
         try:
             for index, (number, target) in enumerate(folders.items()):
@@ -411,9 +414,8 @@ def train_baseline(
 
 def _placement(staged: Path, target: Path) -> Callable[[], None]:
     """How a staged folder goes in: whole by `staging.swap_in`, or file by file where `target` holds more than a run."""
-    if target.is_dir() and any(
-        not path.name.startswith(".") and (not path.is_file() or path.name not in RUN_FILES) for path in target.iterdir()
-    ):
+    foreign = [path for path in target.iterdir() if not path.name.startswith(".")] if target.is_dir() else []
+    if any(not path.is_file() or path.name not in RUN_FILES for path in foreign):
         return lambda: staging.move_files_in(staged, target)
     return lambda: staging.swap_in(staged, target)
 
@@ -432,7 +434,7 @@ class FolderInUseError(UserError):
 
 
 def lock_path(folder: Path) -> Path:
-    """The lock of an output folder: `.<name>.lock` beside it while a run holds it, so the folder holds only its files."""
+    """The lock of an output folder: `.<name>.lock` beside it while a run holds it; the folder holds only its files."""
     return folder.parent / f".{folder.name}.lock"
 
 
@@ -501,7 +503,8 @@ def write_evaluation(
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
-        seed=policy_seed, description=card_description(config, training_seeds, result, policy_seed) + card_notes(record),
+        seed=policy_seed,
+        description=card_description(config, training_seeds, result, policy_seed) + card_notes(record),
         folder=None if official else (shown_as or folder), opponents=evaluated.opponents, rating=rating,
     )
     write_text_atomic(folder / CARD_FILE, card)
