@@ -2,6 +2,7 @@
 
 A user error (a `parallax_zoo.errors.UserError`, or one of the error types in `USER_ERRORS`) is
 printed as one line on stderr and exits 2; anything else is a bug and keeps its traceback (exit 1).
+Ctrl-C is one line too, and exit 130.
 """
 
 from __future__ import annotations
