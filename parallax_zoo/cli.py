@@ -2,12 +2,14 @@
 
 A user error (a `parallax_zoo.errors.UserError`, or one of the error types in `USER_ERRORS`) is
 printed as one line on stderr and exits 2; anything else is a bug and keeps its traceback (exit 1).
+Ctrl-C is one line too, and exit 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -173,18 +175,22 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from parallax_zoo.catalogue.pinning import pin_baseline
-    from parallax_zoo.scoring.baselines import resolve_config, train_baseline
+    from parallax_zoo.scoring.baselines import resolve_config, seed_folders, train_baseline
 
     env_spec = parallax_zoo.spec(args.env_id)
     config = _config_with_overrides(resolve_config(args.env_id, args.config), args)
+    if args.seeds < 1:
+        raise UserError(f"--seeds {args.seeds}: give the number of seeds to train, 1 or more")
     folder = _train_folder(args, env_spec.baseline is not None)
-    folder = train_baseline(args.env_id, seed=args.seed, config=config, out_dir=folder, seeds=args.seeds)
-    score = json.loads((folder / "eval.json").read_text())["mean"]
-    print(f"{args.env_id}: trained folder written to {folder}, evaluated mean return {score:.3f}")
+    folders = seed_folders(args.env_id, folder, [args.seed + i for i in range(args.seeds)])
+    folder = train_baseline(args.env_id, seed=args.seed, config=config, out_dir=folder, seeds=args.seeds,
+                            pin=args.pin, force=args.force)
+    for seed, seed_folder in folders.items():
+        score = json.loads((seed_folder / "eval.json").read_text())["mean"]
+        print(f"{args.env_id}: seed {seed} written to {seed_folder}, evaluated mean return {score:.3f}")
     if args.pin:
-        pin_baseline(args.env_id, folder)
-        print(f"pinned {folder} in registry.yaml (revision main; `parallax-zoo push {args.env_id}` gives the commit)")
+        print(f"pinned {folder} (seed {args.seed}) in registry.yaml "
+              f"(revision main; `parallax-zoo push {args.env_id}` gives the commit)")
     else:
         print(f"  evaluate it with `parallax-zoo eval {args.env_id} --policy {folder}`; "
               f"`--pin` makes a run the official baseline")
@@ -192,7 +198,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _train_folder(args: argparse.Namespace, pinned: bool) -> Path:
-    """Where `train` writes: --out, else the baseline mirror with --pin, else runs/<EnvId>/seed<S>/ here.
+    """Where `train` writes seed SEED: --out, else the baseline mirror with --pin, else runs/<EnvId>/seed<S>/ here.
 
     A baseline pinned in registry.yaml is never overwritten without --force:
     its files would no longer match their pinned sha256s.
@@ -204,7 +210,7 @@ def _train_folder(args: argparse.Namespace, pinned: bool) -> Path:
         folder = mirror
     else:
         return Path("runs") / baseline_dirname(args.env_id) / f"seed{args.seed}"
-    if pinned and folder.resolve() == mirror.resolve() and any(folder.iterdir()) and not args.force:
+    if pinned and folder.resolve() == mirror.resolve() and folder.is_dir() and any(folder.iterdir()) and not args.force:
         raise UserError(
             f"{folder} holds the baseline pinned in registry.yaml for {args.env_id}; retraining would overwrite it "
             "and break its pinned hashes. Add --force to replace it, or leave out --pin/--out to train into runs/"
@@ -215,8 +221,6 @@ def _train_folder(args: argparse.Namespace, pinned: bool) -> Path:
 def _config_with_overrides(config: Any, args: argparse.Namespace) -> Any:
     """The config with --total-timesteps, --num-envs and every --set FIELD=VALUE applied, each checked first."""
     import dataclasses
-    import difflib
-
 
     types = {f.name: f.type for f in dataclasses.fields(config)}
     changes: dict[str, Any] = {}
@@ -229,17 +233,27 @@ def _config_with_overrides(config: Any, args: argparse.Namespace) -> Any:
         if not equals or not name:
             raise UserError(f"--set takes FIELD=VALUE, e.g. --set learning_rate=3e-4; got {item!r}")
         if name not in types or name == "env_id":
-            close = difflib.get_close_matches(name, [n for n in types if n != "env_id"], n=3)
-            hint = f" Did you mean {', '.join(close)}?" if close else ""
-            raise UserError(f"--set {item}: {type(config).__name__} has no field {name!r}.{hint} "
-                            f"Fields: {', '.join(n for n in types if n != 'env_id')}")
+            raise UserError(f"--set {item}: {type(config).__name__} has no field {name!r}. "
+                            + _close_fields(name, [n for n in types if n != "env_id"]))
         changes[name] = _parse_field(name, text, getattr(config, name), item)
     if not changes:
         return config
     try:
         return dataclasses.replace(config, **changes)
     except ValueError as error:
-        raise UserError(f"the config with {', '.join(f'{k}={v!r}' for k, v in changes.items())} is invalid: {error}") from None
+        raise UserError(f"{error} Nothing was trained.") from None
+
+
+def _close_fields(name: str, fields: list[str]) -> str:
+    """"Did you mean ...?" with the fields close to `name` (by difflib, or whose words' initials spell it, as lr for
+    learning_rate), else the list of fields."""
+    import difflib
+
+    initials = [field for field in fields if "".join(word[0] for word in field.split("_")) == name]
+    close = initials + [field for field in difflib.get_close_matches(name, fields, n=3) if field not in initials]
+    if close:
+        return f"Did you mean {' or '.join(close)}?"
+    return f"Its fields: {', '.join(fields)}"
 
 
 def _parse_field(name: str, text: str, current: Any, item: str) -> Any:
@@ -357,17 +371,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = commands.add_parser("train", help="train a policy and write its folder (weights, config, eval, curve, card)")
     train.add_argument("env_id")
-    train.add_argument("--seed", type=int, default=0, help="the seed whose weights are saved (default 0)")
+    train.add_argument("--seed", type=int, default=0,
+                       help="the first seed trained: the one in the output folder, pinned by --pin (default 0)")
     train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
     train.add_argument("--out", default=None, help="folder to write (default: runs/ENV_ID/seedSEED, '/' in ids as '-')")
-    train.add_argument("--seeds", type=int, default=3, help="seeds trained at once, SEED upwards (default 3)")
+    train.add_argument("--seeds", type=int, default=1,
+                       help="seeds trained at once, SEED upwards, each saved: seed N beside the output folder as "
+                            "runs/ENV_ID/seedN (or OUT-seedN with --out) (default 1)")
     train.add_argument("--total-timesteps", type=int, default=None, help="env steps per seed (overrides the config)")
     train.add_argument("--num-envs", type=int, default=None, help="parallel envs per seed (overrides the config)")
     train.add_argument("--set", action="append", metavar="FIELD=VALUE",
                        help="set any config field, e.g. --set learning_rate=1e-3 --set hidden_sizes=[32,32]; repeatable")
     train.add_argument("--pin", action="store_true",
                        help="write the official baseline (baselines/ENV_ID) and pin its hashes and score in registry.yaml")
-    train.add_argument("--force", action="store_true", help="with --pin, replace a baseline already pinned")
+    train.add_argument("--force", action="store_true",
+                       help="replace a pinned baseline, or write into a folder holding no earlier run of ENV_ID")
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
@@ -410,6 +428,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USER_ERRORS as error:
         print(f"parallax-zoo {args.command}: {one_line(error)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"parallax-zoo {args.command}: interrupted; {INTERRUPTED.get(args.command, 'stopped')}", file=sys.stderr)
+        if argv is None:
+            # The process's own command line: end it here. A normal interpreter exit can crash in
+            # XLA's threads after an interrupt; everything to clean up has been cleaned up by now.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(INTERRUPTED_EXIT)
+        return INTERRUPTED_EXIT
+
+
+INTERRUPTED_EXIT = 130
+"""The exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+INTERRUPTED = {"train": "nothing is half-written: a run stopped before its end leaves its folders and pin as they were"}
+"""What an interrupted command leaves behind, by command."""
 
 
 if __name__ == "__main__":

@@ -18,14 +18,18 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "parallax": ("parallax",),
     "parallax_zoo/atomic.py": (),
     "parallax_zoo/errors.py": (),
+    "parallax_zoo/locking.py": (),
     "parallax_zoo/version.py": (),
     "parallax_zoo/envs": ("parallax", "parallax_zoo.envs"),
     "parallax_zoo/agents": ("parallax", "parallax_zoo.agents"),
-    "parallax_zoo/catalogue": ("parallax", "parallax_zoo.atomic", "parallax_zoo.errors", "parallax_zoo.catalogue"),
+    "parallax_zoo/catalogue": (
+        "parallax", "parallax_zoo.atomic", "parallax_zoo.errors", "parallax_zoo.locking", "parallax_zoo.catalogue"
+    ),
     "parallax_zoo/scoring": (
         "parallax",
         "parallax_zoo.atomic",
         "parallax_zoo.errors",
+        "parallax_zoo.locking",
         "parallax_zoo.version",
         "parallax_zoo.envs",
         "parallax_zoo.agents",

@@ -26,13 +26,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 from jax.sharding import Mesh
 from jaxtyping import PRNGKeyArray
 
 from parallax_zoo.agents import ppo
+from parallax_zoo.agents.field_ranges import FieldRange
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, accept_renamed_fields, model_for
 from parallax_zoo.agents.rollout import RolloutPolicy
@@ -54,6 +55,14 @@ class MAPPOConfig(PPOConfig):
     opponent: str = ""
     """The fixed opponent's name, as config.yaml records it; `make_train` takes the player itself."""
     opponent_share: float = 0.0
+
+    RANGES: ClassVar[dict[str, FieldRange]] = {
+        **PPOConfig.RANGES,
+        "snapshots": FieldRange(1),
+        "eval_episodes": FieldRange(1),
+        "eval_max_steps": FieldRange(1),
+        "opponent_share": FieldRange(0, 1),
+    }
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -19,7 +19,7 @@ import functools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -29,6 +29,7 @@ from jaxtyping import Array, PRNGKeyArray
 
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.advantages import estimate_advantages
+from parallax_zoo.agents.field_ranges import FieldRange, out_of_range
 from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
@@ -103,13 +104,38 @@ class PPOConfig:
     agent_ids: bool = False
     centralized_critic: bool = False
 
+    RANGES: ClassVar[dict[str, FieldRange]] = {
+        "num_envs": FieldRange(1),
+        "num_steps": FieldRange(1),
+        "total_timesteps": FieldRange(1),
+        "learning_rate": FieldRange(0, 1, low_open=True),
+        "gamma": FieldRange(0, 1),
+        "gae_lambda": FieldRange(0, 1),
+        "clip_eps": FieldRange(0, 1, low_open=True),
+        "vf_clip": FieldRange(0, low_open=True),
+        "ent_coef": FieldRange(0),
+        "vf_coef": FieldRange(0),
+        "max_grad_norm": FieldRange(0, low_open=True),
+        "update_epochs": FieldRange(1),
+        "num_minibatches": FieldRange(1),
+        "hidden_sizes": FieldRange(1),
+        "rho_clip": FieldRange(0, low_open=True),
+        "c_clip": FieldRange(0, low_open=True),
+    }
+    """The range of every numeric field, checked whenever a config is made (config.yaml, `--set`), before training."""
+
     def __post_init__(self) -> None:
+        if not isinstance(self.hidden_sizes, (tuple, list)):
+            raise ValueError(
+                f"{type(self).__name__}: hidden_sizes must be a list of layer widths, got {self.hidden_sizes!r}."
+            )
+        object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
+        problems = out_of_range(self, type(self).RANGES)
+        if problems:
+            raise ValueError(f"{type(self).__name__}: " + "; ".join(problems) + ".")
         object.__setattr__(self, "hidden_sizes", tuple(int(h) for h in self.hidden_sizes))
         batch = self.num_envs * self.num_steps
-        problems = []
-        if self.num_envs < 1 or self.num_steps < 1:
-            problems.append(f"num_envs and num_steps must be >= 1 (got {self.num_envs}, {self.num_steps})")
-        elif self.total_timesteps < batch:
+        if self.total_timesteps < batch:
             problems.append(
                 f"total_timesteps={self.total_timesteps} is less than one rollout of num_envs * num_steps = {batch}"
             )
@@ -119,8 +145,6 @@ class PPOConfig:
             )
         if self.activation not in ACTIVATIONS:
             problems.append(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
-        if self.update_epochs < 1 or self.num_minibatches < 1:
-            problems.append("update_epochs and num_minibatches must be >= 1")
         if problems:
             raise ValueError(f"{type(self).__name__}: " + "; ".join(problems) + ".")
 

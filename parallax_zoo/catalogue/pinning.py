@@ -12,13 +12,16 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_repo_id, sha256_file
-from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, EnvSpec, Registry
-
+from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.registry import EnvSpec, Registry
+from parallax_zoo.errors import UserError
+from parallax_zoo.locking import LockTimeout, exclusive_lock
 
 
 def folder_pin(env_id: str, folder: Path) -> tuple[BaselinePin, float]:
@@ -104,13 +107,45 @@ def _pop_closing_comment(mapping: Any) -> Any:
     return closing
 
 
-def pin_baseline(env_id: str, folder: Path, registry_path: str | os.PathLike[str] | None = None) -> EnvSpec:
-    """Pin `folder` as `env_id`'s baseline in registry.yaml (the package's by default); returns the new spec."""
-    path = Path(registry_path) if registry_path is not None else PACKAGED_REGISTRY
+REGISTRY_LOCK_TIMEOUT = 60.0
+"""Seconds a pin waits for another process's pin of the same registry.yaml to finish."""
+
+
+class RegistryBusyError(UserError):
+    """Another process held registry.yaml's lock for longer than a pin waits."""
+
+
+def registry_lock_path(path: Path) -> Path:
+    """The lock of a registry file: `.<name>.lock` beside it, present only while a pin holds it."""
+    return path.parent / f".{path.name}.lock"
+
+
+def pin_baseline(
+    env_id: str,
+    folder: Path,
+    registry_path: str | os.PathLike[str] | None = None,
+    swap: Callable[[], None] | None = None,
+) -> EnvSpec:
+    """Pin `folder` as `env_id`'s baseline in registry.yaml (the package's by default); returns the new spec.
+
+    The registry is locked and read under the lock, so pins of several envs made at once all land.
+    `swap`, if given, runs under the lock just before the new pin is written: `train --pin` moves
+    the folder it hashed (a staged copy) into place there, so no other pin sees one without the other.
+    """
+    path = Path(registry_path if registry_path is not None else registry.PACKAGED_REGISTRY).resolve()
     pin, score = folder_pin(env_id, Path(folder))
-    text = pinned_text(path.read_text(encoding="utf-8"), env_id, pin, score)
-    updated = Registry.from_yaml(text, source=str(path)).spec(env_id)
-    if updated.baseline != pin or updated.reference_score != score:
-        raise ValueError(f"pinning {env_id} in {path} did not round-trip; the file was left unchanged")
-    write_text_atomic(path.resolve(), text)
+    try:
+        with exclusive_lock(registry_lock_path(path), REGISTRY_LOCK_TIMEOUT):
+            text = pinned_text(path.read_text(encoding="utf-8"), env_id, pin, score)
+            updated = Registry.from_yaml(text, source=str(path)).spec(env_id)
+            if updated.baseline != pin or updated.reference_score != score:
+                raise ValueError(f"pinning {env_id} in {path} did not round-trip; the file was left unchanged")
+            if swap is not None:
+                swap()
+            write_text_atomic(path, text)
+    except LockTimeout:
+        raise RegistryBusyError(
+            f"{path} stayed locked by another pin for {REGISTRY_LOCK_TIMEOUT:.0f} s; if no `parallax-zoo train --pin` "
+            f"or remeasure is running, remove {registry_lock_path(path)} and pin again"
+        ) from None
     return updated

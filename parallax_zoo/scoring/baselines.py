@@ -1,4 +1,4 @@
-"""Producing a baseline folder: train several seeds, save one, plot the curve, evaluate, write the model card.
+"""Producing a baseline folder: train one seed or several, save each, plot the curve, evaluate, write the model card.
 
 `train_baseline(env_id)` writes `baselines/<baseline_dirname>/` as docs/baselines.md
 lays it out: `config.yaml`, `model.safetensors`, `eval.json`,
@@ -6,7 +6,8 @@ lays it out: `config.yaml`, `model.safetensors`, `eval.json`,
 jitted segment function that is called repeatedly on the carried train
 state, so a progress bar can show the current return between segments; the
 same segments run with or without the bar, so a seed's weights never depend
-on it. Hyperparameters come from `--config FILE`, else the folder's own
+on it. Each folder is written whole in a staging folder and swapped in (`staging`).
+Hyperparameters come from `--config FILE`, else the folder's own
 `config.yaml`, else `parallax_zoo/scoring/baseline_configs/<baseline_dirname>.yaml`.
 """
 
@@ -15,9 +16,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,8 @@ from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.catalogue.pins import baseline_dirname
-from parallax_zoo.scoring import checkpoint, hub
+from parallax_zoo.locking import LockTimeout, exclusive_lock
+from parallax_zoo.scoring import checkpoint, hub, staging
 from parallax_zoo.scoring.model_card import model_card
 from parallax_zoo.agents import mappo, ppo
 from parallax_zoo.agents.mappo import MAPPOConfig
@@ -219,12 +222,16 @@ def opponent_label(name: str) -> str:
     return {BASELINE: "itself", RANDOM: "the random player"}.get(name, f"the scripted {name!r} opponent")
 
 
-def card_description(config: PPOConfig, seeds: list[int], result: dict[str, Any]) -> str:
-    """The model card's summary of how the weights were trained and, for games, how they play."""
+def card_description(
+    config: PPOConfig, seeds: list[int], result: dict[str, Any], policy_seed: int | None = None
+) -> str:
+    """The model card's summary of how the weights were trained (seed `policy_seed`'s, default the first) and, for
+    games, how they play."""
     algorithm = "MAPPO" if isinstance(config, MAPPOConfig) else "PPO"
+    trained = f"seeds {seeds} vmapped; these are seed {seeds[0] if policy_seed is None else policy_seed}'s weights"
     text = (
         f"{algorithm} trained {config.total_timesteps:,} env steps per seed on {config.num_envs} envs x "
-        f"{config.num_steps} steps, seeds {seeds} vmapped; these are seed {seeds[0]}'s weights."
+        f"{config.num_steps} steps, {trained}."
     )
     opponents = [opponent_label(name) for name in result.get("opponents", {})]
     if opponents:
@@ -274,22 +281,91 @@ def training_opponent(env_id: str, env: Any, opponent: str) -> RolloutPolicy:
     return players[0] if len(players) == 1 else Rotation(players)
 
 
+RUN_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE, EVAL_FILE, CURVE_FILE, CARD_FILE)
+"""The five files of a run or baseline folder (docs/baselines.md), all `train` writes into one."""
+
+
+class FolderNotARunError(UserError):
+    """`train`'s output folder holds something other than an earlier run of the same env."""
+
+
+def seed_folders(env_id: str, out: Path, seed_list: list[int]) -> dict[int, Path]:
+    """Where each trained seed is saved: the first in `out`; each other seed n in `runs/<Id>/seed<n>/` when `out` is
+    the baseline mirror's folder, else in the sibling `seed<n>/` (`out` named `seed<first>`) or `<out>-seed<n>/`."""
+    first, *others = seed_list
+    if out.resolve() == hub.mirror_folder(env_id).resolve():
+        beside = {n: Path("runs") / baseline_dirname(env_id) / f"seed{n}" for n in others}
+    elif out.name == f"seed{first}":
+        beside = {n: out.parent / f"seed{n}" for n in others}
+    else:
+        beside = {n: out.parent / f"{out.name}-seed{n}" for n in others}
+    return {first: out, **beside}
+
+
+def run_env_id(folder: Path) -> str | None:
+    """The env id of an earlier run in `folder` (only run files, a config naming its env), else None."""
+    entries = [path for path in folder.iterdir() if not path.name.startswith(".")]
+    if not all(path.is_file() and path.name in RUN_FILES for path in entries):
+        return None
+    try:
+        return checkpoint.load_config(folder / checkpoint.CONFIG_FILE).env_id
+    except (OSError, ValueError):
+        return None
+
+
+def check_output_folder(env_id: str, folder: Path, force: bool = False) -> None:
+    """Refuse, unless `force`, a non-empty `folder` that is not an earlier run of `env_id`."""
+    if force or not folder.exists():
+        return
+    if not folder.is_dir():
+        raise FolderNotARunError(f"the output folder {folder} is a file; give a folder path with --out")
+    if not any(not path.name.startswith(".") for path in folder.iterdir()) or run_env_id(folder) == env_id:
+        return
+    raise FolderNotARunError(
+        f"the output folder {folder} is not empty and holds no earlier {env_id} run (only {', '.join(RUN_FILES)} "
+        f"with a config for {env_id}); train into another folder with --out, or add --force to replace its run files"
+    )
+
+
+def is_pinned_folder(env_id: str, registry_path: str | os.PathLike[str] | None = None) -> Callable[[Path], bool]:
+    """Whether a folder's files are exactly what registry.yaml (read now) pins for `env_id`."""
+    from parallax_zoo.catalogue.pinning import folder_pin
+
+    path = Path(registry_path) if registry_path is not None else registry.PACKAGED_REGISTRY
+
+    def matches(folder: Path) -> bool:
+        pinned = registry.Registry.from_yaml(path.read_text(encoding="utf-8"), source=str(path)).spec(env_id).baseline
+        try:
+            return pinned is not None and dict(folder_pin(env_id, folder)[0].files) == dict(pinned.files)
+        except (OSError, ValueError):
+            return False
+
+    return matches
+
+
 def train_baseline(
     env_id: str,
     seed: int = 0,
     config: str | os.PathLike[str] | PPOConfig | None = None,
     out_dir: str | os.PathLike[str] | None = None,
-    seeds: int = 3,
+    seeds: int = 1,
     progress: bool = True,
+    pin: bool = False,
+    registry_path: str | os.PathLike[str] | None = None,
+    force: bool = False,
 ) -> Path:
-    """Train `seeds` seeds (`seed`, `seed + 1`, ...) and write seed `seed`'s baseline folder; returns the folder.
+    """Train `seeds` seeds (`seed`, `seed + 1`, ...), each saved in its folder (`seed_folders`); returns seed `seed`'s.
 
     `out_dir` defaults to `hub.mirror_folder(env_id)`, the official baseline's
     folder; the model card of any other folder names it as a user's run and
     shows how to load that folder. The same arguments always produce the same weights.
+    Each folder is written and checked in a staging folder and swapped in whole
+    (`staging`); with `pin`, seed `seed`'s folder is pinned in registry.yaml in the
+    same step, so an interrupted or failed run leaves the old folder and its pin as they were.
+    A non-empty folder that is not an earlier run of `env_id` is refused unless `force` (`check_output_folder`).
     """
     if seeds < 1:
-        raise ValueError(f"seeds must be >= 1 (the curve shows mean and spread over them), got {seeds}")
+        raise ValueError(f"--seeds must be >= 1 (the number of seeds trained, each saved), got {seeds}")
     registry.spec(env_id)  # an unknown id fails first, naming close matches
     resolved = resolve_config(env_id, config)
     folder = Path(out_dir) if out_dir is not None else hub.mirror_folder(env_id)
@@ -299,19 +375,58 @@ def train_baseline(
         opponent = training_opponent(env_id, env, resolved.opponent)
     search = resolve_search(env_id, config)
     seed_list = [seed + i for i in range(seeds)]
-    with output_lock(folder):
+    folders = seed_folders(env_id, folder, seed_list)
+    for target in folders.values():
+        check_output_folder(env_id, target, force)
+    mirror = hub.mirror_folder(env_id).resolve()
+    with ExitStack() as locks:
+        for target in folders.values():
+            locks.enter_context(output_lock(target))
+            staging.recover(target, is_pinned_folder(env_id, registry_path) if target.resolve() == mirror else None)
         start = time.perf_counter()
         policies, returns, training = train_seeds(resolved, env, seed_list, progress, opponent)
         minutes = (time.perf_counter() - start) / 60
-        policy = jax.tree_util.tree_map(lambda leaf: leaf[0], policies)
-        folder.mkdir(parents=True, exist_ok=True)
-        checkpoint.save(folder, policy, resolved, search)
-        plot_curve(returns, training.steps_per_point, training.curve_label, env_id, folder / CURVE_FILE)
-        write_evaluation(
-            env_id, folder, seed_list, official=folder.resolve() == hub.mirror_folder(env_id).resolve(),
-            training=f" Training took {minutes:.1f} min of wall time on {os.cpu_count()} CPU cores.",
-        )
+        note = f" Training took {minutes:.1f} min of wall time on {os.cpu_count()} CPU cores."
+        staged: dict[int, Path] = {}
+        try:
+            for index, (number, target) in enumerate(folders.items()):
+                staged[number] = staging.staging_folder(target)
+                policy = jax.tree_util.tree_map(lambda leaf, i=index: leaf[i], policies)
+                checkpoint.save(staged[number], policy, resolved, search)
+                plot_curve(returns, training.steps_per_point, training.curve_label, env_id, staged[number] / CURVE_FILE)
+                write_evaluation(env_id, staged[number], seed_list, official=target.resolve() == mirror,
+                                 training=note, policy_seed=number, shown_as=target)
+                check_staged(env_id, staged[number])
+            with staging.deferred_interrupts():
+                for number, target in reversed(folders.items()):
+                    place = _placement(staged[number], target)
+                    if pin and number == seed:
+                        from parallax_zoo.catalogue.pinning import pin_baseline
+
+                        pin_baseline(env_id, staged[number], registry_path, swap=place)
+                    else:
+                        place()
+        finally:
+            for path in staged.values():
+                shutil.rmtree(path, ignore_errors=True)
     return folder
+
+
+def _placement(staged: Path, target: Path) -> Callable[[], None]:
+    """How a staged folder goes in: whole by `staging.swap_in`, or file by file where `target` holds more than a run."""
+    foreign = [path for path in target.iterdir() if not path.name.startswith(".")] if target.is_dir() else []
+    if any(not path.is_file() or path.name not in RUN_FILES for path in foreign):
+        return lambda: staging.move_files_in(staged, target)
+    return lambda: staging.swap_in(staged, target)
+
+
+def check_staged(env_id: str, folder: Path) -> None:
+    """A staged folder holds exactly the run's files and its config, weights and eval.json read back."""
+    names = sorted(path.name for path in folder.iterdir())
+    if names != sorted(RUN_FILES):
+        raise RuntimeError(f"the staged run {folder} holds {names}, not {sorted(RUN_FILES)}")
+    load_folder(folder, registry.make(env_id))
+    json.loads((folder / EVAL_FILE).read_text(encoding="utf-8"))
 
 
 class FolderInUseError(UserError):
@@ -319,29 +434,22 @@ class FolderInUseError(UserError):
 
 
 def lock_path(folder: Path) -> Path:
-    """The lock file of an output folder: `.<name>.lock` beside it, so the folder holds only its five files."""
+    """The lock of an output folder: `.<name>.lock` beside it while a run holds it; the folder holds only its files."""
     return folder.parent / f".{folder.name}.lock"
 
 
 @contextmanager
 def output_lock(folder: Path) -> Iterator[None]:
     """Hold `folder`'s lock for one training run; a folder that another run holds is refused at once."""
-    from filelock import FileLock, Timeout
-
     path = lock_path(folder)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(path, timeout=0)
     try:
-        lock.acquire()
-    except Timeout:
+        with exclusive_lock(path, timeout=0):
+            yield
+    except LockTimeout:
         raise FolderInUseError(
             f"the output folder {folder} is in use by another `parallax-zoo train` (it holds {path}); wait for that "
             "run to finish, or train into another folder with --out"
         ) from None
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 def card_notes(record: dict[str, Any]) -> str:
@@ -358,7 +466,8 @@ def previous_training_note(folder: Path) -> str:
 
 
 def write_evaluation(
-    env_id: str, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None
+    env_id: str, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None,
+    policy_seed: int | None = None, shown_as: Path | None = None,
 ) -> None:
     """Evaluate the agent saved in `folder` and write its `eval.json` and model card.
 
@@ -367,7 +476,9 @@ def write_evaluation(
     sentence or two for the card on how the weights were trained and how long
     it took, kept in `eval.json` as `training_note` (the search's sentence is
     its `play_note`); None keeps the note the folder's `eval.json` has (a
-    re-measurement retrains nothing).
+    re-measurement retrains nothing). `policy_seed` is the seed whose weights these are
+    (default the first of `training_seeds`); `shown_as` is the folder the card names (default
+    `folder`; a staged folder names the folder it will replace).
 
     In zero-sum games the protocol's "baseline" opponent is these weights
     themselves (the folder is the baseline being made), so the record shows
@@ -382,7 +493,8 @@ def write_evaluation(
     result = evaluated.to_dict()
     if training is None:
         training = previous_training_note(folder)
-    record = {**result, "training_seeds": training_seeds, "policy_seed": training_seeds[0]}
+    policy_seed = training_seeds[0] if policy_seed is None else policy_seed
+    record = {**result, "training_seeds": training_seeds, "policy_seed": policy_seed}
     if rating is not None:
         record["elo"] = {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games}
     notes = {"play_note": play_description(env_id, saved), "training_note": training}
@@ -391,7 +503,8 @@ def write_evaluation(
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = model_card(
         env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
-        seed=training_seeds[0], description=card_description(config, training_seeds, result) + card_notes(record),
-        folder=None if official else folder, opponents=evaluated.opponents, rating=rating,
+        seed=policy_seed,
+        description=card_description(config, training_seeds, result, policy_seed) + card_notes(record),
+        folder=None if official else (shown_as or folder), opponents=evaluated.opponents, rating=rating,
     )
     write_text_atomic(folder / CARD_FILE, card)

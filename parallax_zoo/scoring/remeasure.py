@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,8 +20,8 @@ from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.pinning import pin_baseline
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
-from parallax_zoo.scoring import hub
-from parallax_zoo.scoring.baselines import EVAL_FILE, write_evaluation
+from parallax_zoo.scoring import hub, staging
+from parallax_zoo.scoring.baselines import EVAL_FILE, check_staged, is_pinned_folder, output_lock, write_evaluation
 
 
 def shipped_baselines() -> list[str]:
@@ -31,15 +32,27 @@ def shipped_baselines() -> list[str]:
 def remeasure(env_id: str, registry_path: str | os.PathLike[str] | None = None) -> EnvSpec:
     """Evaluate `env_id`'s shipped baseline again, rewrite its `eval.json` and card, and pin it; returns the new spec.
 
-    The training seeds the card names are kept from the old `eval.json`.
+    The training seeds the card names are kept from the old `eval.json`. The new files are written in a
+    staging folder and swapped in with the pin, under registry.yaml's lock (`pinning.pin_baseline`).
     """
     folder = hub.mirror_folder(env_id)
     if not (folder / EVAL_FILE).is_file():
         raise UserError(f"{env_id}: no baseline folder with {EVAL_FILE} in {folder}; train one with "
                         f"`parallax-zoo train {env_id} --pin`")
-    seeds = json.loads((folder / EVAL_FILE).read_text(encoding="utf-8"))["training_seeds"]
-    write_evaluation(env_id, folder, list(seeds))
-    return pin_baseline(env_id, folder, registry_path)
+    with output_lock(folder):
+        staging.recover(folder, is_pinned_folder(env_id, registry_path))
+        staged = staging.staging_folder(folder)
+        try:
+            for path in folder.iterdir():
+                if path.is_file() and not path.name.startswith("."):
+                    shutil.copy2(path, staged / path.name)
+            seeds = json.loads((staged / EVAL_FILE).read_text(encoding="utf-8"))["training_seeds"]
+            write_evaluation(env_id, staged, list(seeds))
+            check_staged(env_id, staged)
+            with staging.deferred_interrupts():
+                return pin_baseline(env_id, staged, registry_path, swap=lambda: staging.swap_in(staged, folder))
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
