@@ -21,6 +21,7 @@ from typing import Any
 
 from parallax.adapters.frames import mujoco_renderer_problem
 from parallax.wrappers import TimeLimit
+from parallax_zoo.catalogue.menagerie import require_menagerie_assets
 from parallax_zoo.catalogue.signatures import InvalidKwargError, accepted_kwargs, check_kwargs
 from parallax_zoo.errors import UserError
 
@@ -68,13 +69,36 @@ def build_gymnax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_st
     return adapter.GymnaxAdapter(env, params.replace(**kwargs))
 
 
+BRAX_BACKENDS = ("generalized", "positional", "spring", "mjx")
+"""The physics pipelines of brax 0.14's `PipelineEnv`, the values of every brax env's `backend=` keyword."""
+
+BRAX_BACKENDS_OF = {"swimmer": ("generalized",)}
+"""Brax envs that run on fewer pipelines: brax's Swimmer refuses every backend but `generalized`."""
+
+
+def check_brax_backend(env_id: str, foreign_id: str, kwargs: Mapping[str, Any]) -> None:
+    """Raise `InvalidKwargError` for a `backend=` the brax env does not run on, naming the ones it does."""
+    if "backend" not in kwargs:
+        return
+    accepted = BRAX_BACKENDS_OF.get(foreign_id, BRAX_BACKENDS)
+    if kwargs["backend"] not in accepted:
+        raise InvalidKwargError(
+            f"{env_id}: backend={kwargs['backend']!r} is not a physics backend it runs on. "
+            f"It accepts: {', '.join(map(repr, accepted))}."
+        )
+
+
 def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
-    """`BraxAdapter(brax.envs.get_environment(foreign_id, **kwargs), episode_length=max_steps)`."""
+    """`BraxAdapter(brax.envs.get_environment(foreign_id, **kwargs), episode_length=max_steps)`.
+
+    `backend=` picks brax's physics pipeline (`generalized` unless given), checked like every other kwarg.
+    """
     mujoco_renderer_problem()
     brax_envs = import_optional("brax.envs", "brax", env_id)
     env = brax_envs.get_environment(foreign_id)
     if kwargs:
         check_kwargs(env_id, kwargs, type(env))
+        check_brax_backend(env_id, foreign_id, kwargs)
         env = type(env)(**kwargs)
     adapter = import_optional("parallax.adapters.brax", "brax", env_id)
     episode = {} if max_steps is None else {"episode_length": max_steps}
@@ -84,14 +108,16 @@ def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_step
 def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
     """`MJXAdapter(registry.load(foreign_id, config_overrides=...))` with the JAX implementation of MJX.
 
-    kwargs override entries of the Playground config; `max_steps` sets its `episode_length`.
+    kwargs override entries of the Playground config; `max_steps` sets its `episode_length`. A locomotion or
+    manipulation env whose MuJoCo Menagerie robot assets are missing fails first, in one line (`menagerie.py`).
     """
     mujoco_renderer_problem()
     playground = import_optional("mujoco_playground", "mjx", env_id)
+    require_menagerie_assets(env_id, playground, foreign_id)
     config = playground.registry.get_default_config(foreign_id)
     check_kwargs(env_id, kwargs, sorted(config.keys()))
     adapter = import_optional("parallax.adapters.mjx", "mjx", env_id)
-    overrides: dict[str, Any] = {"impl": "jax"}
+    overrides: dict[str, Any] = {"impl": "jax"} if "impl" in config else {}
     if max_steps is not None and "episode_length" in config:
         overrides["episode_length"] = max_steps
     overrides.update(kwargs)
