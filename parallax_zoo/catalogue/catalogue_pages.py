@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError
+from parallax_zoo.catalogue.menagerie import MissingAssetsError
 from parallax_zoo.catalogue.registry import EnvSpec, Registry, packaged_registry
 
 CATALOGUE_FOLDER = "environments"
@@ -109,6 +111,12 @@ def built_spaces(env_id: str, make: Callable[[str], Any]) -> tuple[str, str]:
         env = make(env_id)
     except ImportError as error:
         reason = f"not built here: {str(error).splitlines()[0]}"
+        return reason, reason
+    except MissingAssetsError as error:
+        reason = f"not built here: needs MuJoCo Menagerie's robot assets ({', '.join(error.folders)})"
+        return reason, reason
+    except IncompatibleVersionsError as error:
+        reason = f"not built here: {str(error).split(':')[0]}"
         return reason, reason
     return repr(env.action_space), repr(env.observation_space)
 

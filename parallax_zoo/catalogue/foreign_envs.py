@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.metadata
+import inspect
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -64,8 +66,8 @@ def build_gymnax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_st
     env, params = gymnax.make(foreign_id)
     check_kwargs(env_id, kwargs, [field.name for field in dataclasses.fields(params)])
     adapter = import_optional("parallax.adapters.gymnax", "gymnax", env_id)
-    if max_steps is not None:
-        params = params.replace(max_steps_in_episode=max_steps)
+    if max_steps is not None:  # of the default's type: BernoulliBandit-misc keeps a float, which its step relies on
+        params = params.replace(max_steps_in_episode=type(params.max_steps_in_episode)(max_steps))
     return adapter.GymnaxAdapter(env, params.replace(**kwargs))
 
 
@@ -88,6 +90,28 @@ def check_brax_backend(env_id: str, foreign_id: str, kwargs: Mapping[str, Any]) 
         )
 
 
+class IncompatibleVersionsError(UserError, RuntimeError):
+    """An env that the installed versions of its suite and of jax cannot run together; the message says which and why."""
+
+
+def require_brax_fluid_support(env_id: str, env: Any) -> None:
+    """Raise `IncompatibleVersionsError` for a brax env with fluid forces (Swimmer) where jax cannot compute them.
+
+    brax 0.14 computes fluid forces with `jax.numpy.clip(a_min=...)`, a keyword that later jax releases
+    removed, so such an env would fail with a traceback on its first step (docs/suites.md, "Brax").
+    """
+    import jax.numpy as jnp
+
+    if not bool(getattr(env.sys, "enable_fluid", False)) or "a_min" in inspect.signature(jnp.clip).parameters:
+        return
+    versions = f"brax {importlib.metadata.version('brax')} and jax {importlib.metadata.version('jax')}"
+    raise IncompatibleVersionsError(
+        f"{env_id} cannot run with {versions}: brax computes its fluid forces with jax.numpy.clip(a_min=...), "
+        "which this jax no longer accepts. Install a jax whose jax.numpy.clip takes a_min, or a brax release "
+        "that calls clip(min=...)."
+    )
+
+
 def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
     """`BraxAdapter(brax.envs.get_environment(foreign_id, **kwargs), episode_length=max_steps)`.
 
@@ -100,6 +124,7 @@ def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_step
         check_kwargs(env_id, kwargs, type(env))
         check_brax_backend(env_id, foreign_id, kwargs)
         env = type(env)(**kwargs)
+    require_brax_fluid_support(env_id, env)
     adapter = import_optional("parallax.adapters.brax", "brax", env_id)
     episode = {} if max_steps is None else {"episode_length": max_steps}
     return adapter.BraxAdapter(env, **episode)

@@ -29,6 +29,13 @@ ROBOT_FOLDER = re.compile(r'MENAGERIE_PATH\s*/\s*"([\w.-]+)"|_MENAGERIE_\w*DIR\s
 class MissingAssetsError(UserError, FileNotFoundError):
     """An env whose robot assets are not on disk; the message names the folders, where they go and how to get them."""
 
+    def __init__(self, message: str, folders: list[str]):
+        super().__init__(message)
+        self.folders = folders
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
 
 def menagerie_folders(playground: Any, foreign_id: str) -> list[str]:
     """The Menagerie robot folders `foreign_id`'s class reads, found in the source of the modules it is built from.
@@ -69,7 +76,8 @@ def require_menagerie_assets(env_id: str, playground: Any, foreign_id: str) -> N
     )
     raise MissingAssetsError(
         f"{env_id} needs MuJoCo Menagerie's robot assets ({', '.join(missing)}), which MuJoCo Playground reads from "
-        f"{root} and which are not there; parallax-zoo does not download them. Provide them with: {provide}"
+        f"{root} and which are not there; parallax-zoo does not download them. Provide them with: {provide}",
+        missing,
     )
 
 
