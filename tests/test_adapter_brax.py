@@ -193,7 +193,7 @@ def test_swimmer_runs_where_jax_computes_its_fluid_forces_and_says_why_not_elsew
     with pytest.raises(IncompatibleVersionsError) as caught:
         parallax_zoo.make("brax/swimmer")
     assert str(caught.value).startswith("brax/swimmer cannot run with brax ") and "clip(a_min=...)" in str(caught.value)
-    others = [parallax_zoo.spec(env_id).foreign_id for env_id in parallax_zoo.list_envs(namespace="brax") if env_id != "brax/swimmer"]
+    others = [parallax_zoo.spec(i).foreign_id for i in parallax_zoo.list_envs(namespace="brax") if i != "brax/swimmer"]
     assert not any(bool(brax_envs.get_environment(name).sys.enable_fluid) for name in others)
 
 

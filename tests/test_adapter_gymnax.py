@@ -108,7 +108,8 @@ LEFT_OUT = {"MNISTBandit-bsuite": "downloads MNIST when built"}
 
 def _registered_gymnax_params() -> list:
     return [
-        pytest.param(env_id, marks=pytest.mark.slow) if env_id.endswith("-MinAtar") and env_id != MINATAR_BY_DEFAULT else env_id
+        pytest.param(env_id, marks=pytest.mark.slow)
+        if env_id.endswith("-MinAtar") and env_id != MINATAR_BY_DEFAULT else env_id
         for env_id in parallax_zoo.list_envs(namespace="gymnax")
     ]
 
@@ -135,7 +136,8 @@ def test_continuous_envs_keep_the_terminal_observation_and_truncate_apart(env_id
     env = parallax_zoo.make(env_id, max_steps=3)
     states = rollout(env, env.reset(key=jax.random.key(0)), jnp.ones(env.action_space.shape, jnp.float32), 3)
     assert not bool(states.truncation[1]) and bool(states.truncation[2]) and not bool(states.termination[2])
-    assert not np.array_equal(np.asarray(states.observation[2]), np.asarray(env.reset(key=jax.random.key(0)).observation))
+    first = env.reset(key=jax.random.key(0)).observation
+    assert not np.array_equal(np.asarray(states.observation[2]), np.asarray(first))
 
 
 def test_key_advances_where_step_env_draws_random_numbers(cartpole):

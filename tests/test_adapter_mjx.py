@@ -113,7 +113,7 @@ def test_under_vmap_time_limit_and_auto_reset(point_mass):
     assert states.observation.shape == (EPISODE_LENGTH + 2, 2, 4)
 
 
-MENAGERIE_IDS = [env_id for env_id in parallax_zoo.list_envs(namespace="mjx") if "menagerie" in parallax_zoo.spec(env_id).tags]
+MENAGERIE_IDS = [i for i in parallax_zoo.list_envs(namespace="mjx") if "menagerie" in parallax_zoo.spec(i).tags]
 DM_CONTROL_IDS = [env_id for env_id in parallax_zoo.list_envs(namespace="mjx") if env_id not in MENAGERIE_IDS]
 
 
@@ -139,7 +139,8 @@ def test_a_menagerie_env_without_its_assets_fails_at_once_in_one_line_without_cl
         with pytest.raises(MissingAssetsError) as caught:
             parallax_zoo.make(env_id)
         message = str(caught.value)
-        assert len(message.splitlines()) == 1 and message.startswith(f"{env_id} needs MuJoCo Menagerie's robot assets (")
+        assert len(message.splitlines()) == 1
+        assert message.startswith(f"{env_id} needs MuJoCo Menagerie's robot assets (")
         assert str(no_menagerie) in message and f"git clone {MENAGERIE_URL} {no_menagerie}" in message
         assert caught.value.folders and all(folder in message for folder in caught.value.folders)
     assert not no_menagerie.exists() and not no_menagerie.parent.joinpath("external_deps").exists()
@@ -158,7 +159,8 @@ def test_a_menagerie_checkout_missing_one_robot_names_only_that_one(no_menagerie
     (no_menagerie / "franka_emika_panda").mkdir(parents=True)
     with pytest.raises(MissingAssetsError) as caught:
         require_menagerie_assets("mjx/PandaRobotiqPushCube", playground, "PandaRobotiqPushCube")
-    assert caught.value.folders == ["robotiq_2f85_v4"] and "copy them from a MuJoCo Menagerie checkout" in str(caught.value)
+    assert caught.value.folders == ["robotiq_2f85_v4"]
+    assert "copy them from a MuJoCo Menagerie checkout" in str(caught.value)
     (no_menagerie / "robotiq_2f85_v4").mkdir()
     require_menagerie_assets("mjx/PandaRobotiqPushCube", playground, "PandaRobotiqPushCube")
 

@@ -91,7 +91,7 @@ def check_brax_backend(env_id: str, foreign_id: str, kwargs: Mapping[str, Any]) 
 
 
 class IncompatibleVersionsError(UserError, RuntimeError):
-    """An env that the installed versions of its suite and of jax cannot run together; the message says which and why."""
+    """An env that the installed versions of its suite and of jax cannot run together; the message says why."""
 
 
 def require_brax_fluid_support(env_id: str, env: Any) -> None:

@@ -23,7 +23,7 @@ MENAGERIE_URL = "https://github.com/google-deepmind/mujoco_menagerie.git"
 """Where MuJoCo Menagerie lives (Playground clones the same repository, under its older address)."""
 
 ROBOT_FOLDER = re.compile(r'MENAGERIE_PATH\s*/\s*"([\w.-]+)"|_MENAGERIE_\w*DIR\s*=\s*"([\w.-]+)"')
-"""How Playground's env modules name a Menagerie robot folder: `MENAGERIE_PATH / "unitree_go1"` or a `_MENAGERIE_*_DIR`."""
+"""How Playground's env modules name a Menagerie robot folder: `MENAGERIE_PATH / "unitree_go1"`, `_MENAGERIE_*_DIR`."""
 
 
 class MissingAssetsError(UserError, FileNotFoundError):
@@ -44,7 +44,8 @@ def menagerie_folders(playground: Any, foreign_id: str) -> list[str]:
     """
     if foreign_id not in playground.registry.locomotion.ALL_ENVS + playground.registry.manipulation.ALL_ENVS:
         return []
-    suite = playground.registry.locomotion if foreign_id in playground.registry.locomotion.ALL_ENVS else playground.registry.manipulation
+    locomotion, manipulation = playground.registry.locomotion, playground.registry.manipulation
+    suite = locomotion if foreign_id in locomotion.ALL_ENVS else manipulation
     env_class = suite._envs[foreign_id]
     env_class = getattr(env_class, "func", env_class)  # a functools.partial of the class, for some ids
     folders: list[str] = []
