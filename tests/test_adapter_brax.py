@@ -4,6 +4,8 @@ Brax compiles slowly on CPU, so the tests share one inverted pendulum
 (spring backend, the fastest to compile) and keep its shapes fixed.
 """
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,8 +15,11 @@ brax_envs = pytest.importorskip("brax.envs")
 
 from brax.envs.wrappers import training  # noqa: E402
 
+import parallax_zoo  # noqa: E402
 from parallax import AutoResetWrapper, Box, Env, PyTreeSpace, TimeLimit, VmapWrapper, check_env  # noqa: E402
 from parallax.adapters.brax import BraxAdapter  # noqa: E402
+from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError  # noqa: E402
+from parallax_zoo.catalogue.signatures import InvalidKwargError  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Brax System:UserWarning", "ignore:Accessing `ncon`:DeprecationWarning"
@@ -151,3 +156,56 @@ def test_under_vmap_time_limit_and_auto_reset(pendulum):
     counts = np.asarray(states.step_count)
     assert counts[fallen, 0] == 0 and counts[fallen + 1, 0] == 1
     assert counts[limit - 1, 1] == 0 and counts[limit, 1] == 1
+
+
+NOT_REGISTERED = {"fast": "brax's own test env, a point with no physics"}
+"""`brax.envs` names the registry leaves out, and why."""
+
+
+def test_the_registry_holds_every_brax_env():
+    registered = {parallax_zoo.spec(env_id).foreign_id: env_id for env_id in parallax_zoo.list_envs(namespace="brax")}
+    assert set(registered) == set(brax_envs._envs) - set(NOT_REGISTERED)  # brax lists its envs only in `_envs`
+    assert all(env_id == f"brax/{name}" for name, env_id in registered.items())
+
+
+def test_backend_is_a_keyword_checked_against_the_pipelines_the_env_runs_on():
+    with pytest.raises(InvalidKwargError) as caught:
+        parallax_zoo.make("brax/ant", backend="springy")
+    assert str(caught.value) == (
+        "brax/ant: backend='springy' is not a physics backend it runs on. "
+        "It accepts: 'generalized', 'positional', 'spring', 'mjx'."
+    )
+    with pytest.raises(InvalidKwargError, match=r"backend='spring' .* It accepts: 'generalized'\.$"):
+        parallax_zoo.make("brax/swimmer", backend="spring")
+    assert parallax_zoo.make("brax/ant").env.backend == "generalized"
+    assert parallax_zoo.make("brax/ant", backend="positional").env.backend == "positional"
+
+
+FLUID_CLIP_WORKS = "a_min" in inspect.signature(jnp.clip).parameters
+"""Whether this jax computes brax 0.14's fluid forces (`jax.numpy.clip(a_min=...)`), which Swimmer needs."""
+
+
+def test_swimmer_runs_where_jax_computes_its_fluid_forces_and_says_why_not_elsewhere():
+    assert bool(brax_envs.get_environment("swimmer").sys.enable_fluid)
+    if FLUID_CLIP_WORKS:
+        parallax_zoo.make("brax/swimmer")
+        return
+    with pytest.raises(IncompatibleVersionsError) as caught:
+        parallax_zoo.make("brax/swimmer")
+    assert str(caught.value).startswith("brax/swimmer cannot run with brax ") and "clip(a_min=...)" in str(caught.value)
+    others = [parallax_zoo.spec(i).foreign_id for i in parallax_zoo.list_envs(namespace="brax") if i != "brax/swimmer"]
+    assert not any(bool(brax_envs.get_environment(name).sys.enable_fluid) for name in others)
+
+
+def _runnable(env_id):
+    if env_id == "brax/swimmer" and not FLUID_CLIP_WORKS:
+        return pytest.param(env_id, marks=pytest.mark.skip(reason="this jax cannot compute brax's fluid forces"))
+    return env_id
+
+
+@pytest.mark.slow  # each compiles for one to several minutes on a CPU; the pendulum above covers the adapter by default
+@pytest.mark.parametrize("env_id", [_runnable(env_id) for env_id in parallax_zoo.list_envs(namespace="brax")])
+def test_every_registered_env_passes_check_env(env_id):
+    env = parallax_zoo.make(env_id)
+    assert env.episode_length == parallax_zoo.spec(env_id).max_steps
+    check_env(env, num_steps=8)

@@ -11,6 +11,7 @@ gymnax = pytest.importorskip("gymnax")
 
 import gymnax.environments.spaces as gymnax_spaces  # noqa: E402
 
+import parallax_zoo  # noqa: E402
 from parallax import AutoResetWrapper, Box, Discrete, Env, PyTreeSpace, TimeLimit, VmapWrapper, check_env  # noqa: E402
 from parallax.adapters.gymnax import GymnaxAdapter, to_parallax_space  # noqa: E402
 
@@ -98,24 +99,45 @@ def test_space_dtype_follows_what_the_env_emits():
     assert adapter.reset(key=jax.random.key(0)).observation.dtype == jnp.float32
 
 
-MINATAR_BY_DEFAULT = "SpaceInvaders-MinAtar"
+MINATAR_BY_DEFAULT = "gymnax/SpaceInvaders-MinAtar"
 """The one MinAtar game checked by default; the other MinAtar games (10-15 s each on a CPU) run with --run-slow."""
 
+LEFT_OUT = {"MNISTBandit-bsuite": "downloads MNIST when built"}
+"""gymnax envs the registry leaves out, and why (docs/suites.md)."""
 
-def _gymnax_env_params() -> list:
+
+def _registered_gymnax_params() -> list:
     return [
-        pytest.param(name, marks=pytest.mark.slow) if name.endswith("-MinAtar") and name != MINATAR_BY_DEFAULT else name
-        for name in gymnax.registered_envs
+        pytest.param(env_id, marks=pytest.mark.slow)
+        if env_id.endswith("-MinAtar") and env_id != MINATAR_BY_DEFAULT else env_id
+        for env_id in parallax_zoo.list_envs(namespace="gymnax")
     ]
 
 
-@pytest.mark.parametrize("name", _gymnax_env_params())
-def test_every_registered_env_passes_check_env(name):
-    try:
-        env, params = gymnax.make(name)
-    except Exception as error:  # gymnax itself cannot build it here (MNISTBandit downloads MNIST)
-        pytest.skip(f"gymnax.make({name!r}) failed in this environment: {error}")
-    check_env(GymnaxAdapter(env, params), num_steps=16)
+def test_the_registry_holds_every_gymnax_env_that_builds_offline_with_gymnax_episode_length():
+    registered = {parallax_zoo.spec(env_id).foreign_id: env_id for env_id in parallax_zoo.list_envs(namespace="gymnax")}
+    assert set(registered) == set(gymnax.registered_envs) - set(LEFT_OUT)
+    assert all(env_id == f"gymnax/{name}" for name, env_id in registered.items())
+    for name, env_id in registered.items():
+        assert parallax_zoo.spec(env_id).max_steps == int(gymnax.make(name)[1].max_steps_in_episode), env_id
+    families = {tag for env_id in registered.values() for tag in parallax_zoo.spec(env_id).tags}
+    assert {"classic-control", "minatar", "bsuite", "misc"} <= families
+
+
+@pytest.mark.parametrize("env_id", _registered_gymnax_params())
+def test_every_registered_env_passes_check_env(env_id):
+    env = parallax_zoo.make(env_id)
+    assert isinstance(env, GymnaxAdapter) and env.episode_length == parallax_zoo.spec(env_id).max_steps
+    check_env(env, num_steps=16)
+
+
+@pytest.mark.parametrize("env_id", ["gymnax/MountainCarContinuous-v0", "gymnax/Reacher-misc"])
+def test_continuous_envs_keep_the_terminal_observation_and_truncate_apart(env_id):
+    env = parallax_zoo.make(env_id, max_steps=3)
+    states = rollout(env, env.reset(key=jax.random.key(0)), jnp.ones(env.action_space.shape, jnp.float32), 3)
+    assert not bool(states.truncation[1]) and bool(states.truncation[2]) and not bool(states.termination[2])
+    first = env.reset(key=jax.random.key(0)).observation
+    assert not np.array_equal(np.asarray(states.observation[2]), np.asarray(first))
 
 
 def test_key_advances_where_step_env_draws_random_numbers(cartpole):

@@ -51,6 +51,18 @@ def test_every_family_page_shows_its_ids_spaces_and_scores(site: Path) -> None:
         assert "action space" in page and "observation space" in page
 
 
+def test_gymnax_and_playground_ids_get_a_page_per_family() -> None:
+    found: dict[str, list[str]] = {}
+    for env_id in parallax_zoo.list_envs():
+        found.setdefault(family_name(parallax_zoo.spec(env_id)), []).append(env_id)
+    gymnax_pages = ["gymnax-classic-control", "gymnax-minatar", "gymnax-bsuite", "gymnax-misc"]
+    mjx_pages = ["mjx-dm-control", "mjx-locomotion", "mjx-manipulation"]
+    assert set(gymnax_pages + mjx_pages + ["brax"]) <= set(found) and "gymnax" not in found and "mjx" not in found
+    assert [len(found[name]) for name in gymnax_pages + mjx_pages] == [5, 5, 6, 9, 25, 19, 10]
+    assert "gymnax/Breakout-MinAtar" in found["gymnax-minatar"] and "mjx/CheetahRun" in found["mjx-dm-control"]
+    assert sorted(env_id for ids in found.values() for env_id in ids) == parallax_zoo.list_envs()
+
+
 def test_native_family_pages_show_spaces_built_from_the_env(site: Path) -> None:
     page = _text(site / "environments" / "tictactoe" / "index.html")
     assert repr(parallax_zoo.make("TicTacToe-v0").action_space) in page

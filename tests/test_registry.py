@@ -27,34 +27,18 @@ from parallax_zoo.catalogue.registry import (
 )
 
 NATIVE_IDS = ["GridWorld-v0", "GridWorld-Masked-v0", "Race-v0", "TeamRace-v0", "RespawnRace-v0"]
-ADAPTER_MODULES = {"gymnax": ("gymnax", "parallax.adapters.gymnax"),
-                   "brax": ("brax", "parallax.adapters.brax"),
-                   "mjx": ("mujoco_playground", "parallax.adapters.mjx")}
-HEAVY_ADAPTED = {"brax/ant", "brax/inverted_pendulum", "mjx/CartpoleBalance"}
-"""Adapted envs checked with --run-slow: brax/ant and mjx/CartpoleBalance compile for minutes on a CPU;
-brax/inverted_pendulum passes check_env in `tests/test_adapter_brax.py` by default."""
-
-SUITES_WITH_OWN_TESTS = {"jaxmarl", "craftax", "pgx", "jumanji", "xminigrid"}
+SUITES_WITH_OWN_TESTS = {"gymnax", "brax", "mjx", "jaxmarl", "craftax", "pgx", "jumanji", "xminigrid"}
 """Suites whose ids `tests/test_adapter_<suite>.py` checks, cheap ones by default and the rest with --run-slow."""
 
 
 def _registered_id_params() -> list:
-    """Native ids and those of the gymnax, brax and mjx adapters; the field's suites (pgx, jumanji, xminigrid, ...)
-    are checked id by id in their own test files, cheap ids by default and the rest with --run-slow."""
-    params = []
-    for env_id in parallax_zoo.list_envs():
-        if parallax_zoo.spec(env_id).adapter in SUITES_WITH_OWN_TESTS:
-            continue
-        marks = [pytest.mark.slow] if env_id in HEAVY_ADAPTED else []
-        params.append(pytest.param(env_id, marks=marks, id=env_id))
-    return params
-
-
-def _skip_unless_adapter_available(env_spec: EnvSpec) -> None:
-    if env_spec.adapter is None:
-        return
-    for module in ADAPTER_MODULES[env_spec.adapter]:
-        pytest.importorskip(module)
+    """The native ids; every suite's ids are checked id by id in its own test file, cheap ids by default and the
+    rest with --run-slow."""
+    return [
+        pytest.param(env_id, id=env_id)
+        for env_id in parallax_zoo.list_envs()
+        if parallax_zoo.spec(env_id).adapter not in SUITES_WITH_OWN_TESTS
+    ]
 
 
 def _yaml(entry_lines: str) -> str:
@@ -75,7 +59,6 @@ def test_list_envs_is_sorted_and_holds_the_native_and_adapted_envs() -> None:
 @pytest.mark.parametrize("env_id", _registered_id_params())
 def test_registered_env_passes_check_env(env_id: str) -> None:
     env_spec = parallax_zoo.spec(env_id)
-    _skip_unless_adapter_available(env_spec)
     env = parallax_zoo.make(env_id)
     check_env(env)
     assert getattr(env, "num_agents", 1) == env_spec.num_agents

@@ -51,6 +51,7 @@ def test_the_table_has_one_section_per_namespace_native_first():
 def test_the_package_registers_every_suites_ids_under_its_namespace():
     counts = {namespace: len(parallax_zoo.list_envs(namespace=namespace)) for namespace in default_registry().namespaces()}
     assert counts["pgx"] == 20 and counts["jumanji"] == 25 and counts["xminigrid"] == 44
+    assert counts["gymnax"] == 25 and counts["brax"] == 11 and counts["mjx"] == 25 + 29
     assert all(parallax_zoo.spec(env_id).adapter == "pgx" for env_id in parallax_zoo.list_envs(namespace="pgx"))
 
 

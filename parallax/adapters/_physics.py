@@ -20,7 +20,7 @@ import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
-from parallax.adapters.base import Adapter, next_key, raw_key
+from parallax.adapters.base import Adapter, cast_like, next_key, raw_key
 from parallax.core import State
 from parallax.spaces import Box, PyTreeSpace, Space, clip_action
 
@@ -102,12 +102,15 @@ class PhysicsAdapter(Adapter[State]):
         self.action_repeat = action_repeat
         self._steps_per_episode = math.ceil(episode_length / action_repeat)
         abstract = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+        self._reset_signature = abstract
         self._observation_space = observation_space_for(abstract.obs)
         self._action_space = Box(-1.0, 1.0, (int(env.action_size),), jnp.float32)
         super().__init__()
 
     def _reset_unchecked(self, key: PRNGKeyArray) -> State:
-        foreign = self.env.reset(raw_key(key))
+        # Strongly typed leaves, as a step returns them: Playground's CheetahRun resets `data.time` to a weakly
+        # typed 0.0, and a state from reset would otherwise make the first step compile twice.
+        foreign = cast_like(self.env.reset(raw_key(key)), self._reset_signature)
         return State(
             env_state=foreign,
             observation=foreign.obs,

@@ -66,7 +66,9 @@ def _require_single_agent(env: Any, export: str) -> Any:
 
 
 def _render_modes(env: Any) -> list[str]:
-    return ["rgb_array"] if callable(getattr(env, "render", None)) else []
+    """`rgb_array` where the env draws its states: it has `render` and no `cannot_render` reason (gymnax's bsuite)."""
+    drawable = callable(getattr(env, "render", None)) and getattr(env, "cannot_render", None) is None
+    return ["rgb_array"] if drawable else []
 
 
 def _check_render_mode(render_mode: str | None, modes: list[str], env: Any) -> None:

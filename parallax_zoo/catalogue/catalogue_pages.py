@@ -1,7 +1,8 @@
 """The documentation site's environment catalogue: one Markdown page per family, generated from registry.yaml.
 
-A family is the native env's module (`gridworld`, `tictactoe`, ...) or an
-adapter's namespace (`gymnax`, `brax`, ...). Each page shows the family's
+A family is the native env's module (`gridworld`, `tictactoe`, ...), an
+adapter's namespace (`brax`, `pgx`, ...), or for gymnax and Playground one of
+their families by tag (`gymnax-minatar`, `mjx-dm-control`, ...). Each page shows the family's
 rules (the env class's or adapter module's docstring), its GIF where
 `docs/` has one, and per id the spaces, limits and baseline score. The site
 build calls `catalogue_pages` from `docs/hooks.py`, so the pages cannot drift
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError
+from parallax_zoo.catalogue.menagerie import MissingAssetsError
 from parallax_zoo.catalogue.registry import EnvSpec, Registry, packaged_registry
 
 CATALOGUE_FOLDER = "environments"
@@ -62,11 +65,25 @@ class Family:
         return self.title.split(":")[0].strip()
 
 
+SUBFAMILIES = {
+    "gymnax": {"classic-control": "classic control", "minatar": "MinAtar", "bsuite": "bsuite", "misc": "misc"},
+    "mjx": {"dm-control": "DM Control Suite", "locomotion": "locomotion", "manipulation": "manipulation"},
+}
+"""Adapters whose ids fall into families by a tag, one page each (`gymnax-minatar`): tag -> the family's title."""
+
+
+def _subfamily(env_spec: EnvSpec) -> str | None:
+    """The tag that puts an adapted id into one of its adapter's families, or None."""
+    tags = SUBFAMILIES.get(str(env_spec.adapter), {})
+    return next((tag for tag in env_spec.tags if tag in tags), None)
+
+
 def family_name(env_spec: EnvSpec) -> str:
-    """The native env's module name, or the adapter's name."""
+    """The native env's module name, the adapter's name, or `adapter-tag` for an adapter split into families."""
     if env_spec.entry_point is not None:
         return env_spec.entry_point.partition(":")[0].rpartition(".")[2]
-    return str(env_spec.adapter)
+    tag = _subfamily(env_spec)
+    return str(env_spec.adapter) if tag is None else f"{env_spec.adapter}-{tag}"
 
 
 def _docstring(target: Any) -> str:
@@ -86,7 +103,14 @@ def _family_rules(env_spec: EnvSpec) -> tuple[str, str]:
     except ImportError as error:
         return f"{env_spec.adapter} (adapted)", f"The `{module_name}` adapter could not be imported here: {error}."
     head, _, body = doc.partition("\n")
-    return head or str(env_spec.adapter), body.strip()
+    tag = _subfamily(env_spec)
+    if tag is None:
+        return head or str(env_spec.adapter), body.strip()
+    rules = f"{head}\n\n{body.strip()}"
+    if "menagerie" in env_spec.tags:
+        rules += ("\n\nThese envs need MuJoCo Menagerie's robot assets; where they are missing, `make` says which "
+                  "and how to provide them ([the suites page](../suites.md)).")
+    return f"{env_spec.adapter} {SUBFAMILIES[str(env_spec.adapter)][tag]}", rules
 
 
 def families(registry: Registry | None = None) -> list[Family]:
@@ -109,6 +133,12 @@ def built_spaces(env_id: str, make: Callable[[str], Any]) -> tuple[str, str]:
         env = make(env_id)
     except ImportError as error:
         reason = f"not built here: {str(error).splitlines()[0]}"
+        return reason, reason
+    except MissingAssetsError as error:
+        reason = f"not built here: needs MuJoCo Menagerie's robot assets ({', '.join(error.folders)})"
+        return reason, reason
+    except IncompatibleVersionsError as error:
+        reason = f"not built here: {str(error).split(':')[0]}"
         return reason, reason
     return repr(env.action_space), repr(env.observation_space)
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.metadata
+import inspect
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
 from parallax.adapters.frames import mujoco_renderer_problem
 from parallax.wrappers import TimeLimit
+from parallax_zoo.catalogue.menagerie import require_menagerie_assets
 from parallax_zoo.catalogue.signatures import InvalidKwargError, accepted_kwargs, check_kwargs
 from parallax_zoo.errors import UserError
 
@@ -63,19 +66,65 @@ def build_gymnax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_st
     env, params = gymnax.make(foreign_id)
     check_kwargs(env_id, kwargs, [field.name for field in dataclasses.fields(params)])
     adapter = import_optional("parallax.adapters.gymnax", "gymnax", env_id)
-    if max_steps is not None:
-        params = params.replace(max_steps_in_episode=max_steps)
+    if max_steps is not None:  # of the default's type: BernoulliBandit-misc keeps a float, which its step relies on
+        params = params.replace(max_steps_in_episode=type(params.max_steps_in_episode)(max_steps))
     return adapter.GymnaxAdapter(env, params.replace(**kwargs))
 
 
+BRAX_BACKENDS = ("generalized", "positional", "spring", "mjx")
+"""The physics pipelines of brax 0.14's `PipelineEnv`, the values of every brax env's `backend=` keyword."""
+
+BRAX_BACKENDS_OF = {"swimmer": ("generalized",)}
+"""Brax envs that run on fewer pipelines: brax's Swimmer refuses every backend but `generalized`."""
+
+
+def check_brax_backend(env_id: str, foreign_id: str, kwargs: Mapping[str, Any]) -> None:
+    """Raise `InvalidKwargError` for a `backend=` the brax env does not run on, naming the ones it does."""
+    if "backend" not in kwargs:
+        return
+    accepted = BRAX_BACKENDS_OF.get(foreign_id, BRAX_BACKENDS)
+    if kwargs["backend"] not in accepted:
+        raise InvalidKwargError(
+            f"{env_id}: backend={kwargs['backend']!r} is not a physics backend it runs on. "
+            f"It accepts: {', '.join(map(repr, accepted))}."
+        )
+
+
+class IncompatibleVersionsError(UserError, RuntimeError):
+    """An env that the installed versions of its suite and of jax cannot run together; the message says why."""
+
+
+def require_brax_fluid_support(env_id: str, env: Any) -> None:
+    """Raise `IncompatibleVersionsError` for a brax env with fluid forces (Swimmer) where jax cannot compute them.
+
+    brax 0.14 computes fluid forces with `jax.numpy.clip(a_min=...)`, a keyword that later jax releases
+    removed, so such an env would fail with a traceback on its first step (docs/suites.md, "Brax").
+    """
+    import jax.numpy as jnp
+
+    if not bool(getattr(env.sys, "enable_fluid", False)) or "a_min" in inspect.signature(jnp.clip).parameters:
+        return
+    versions = f"brax {importlib.metadata.version('brax')} and jax {importlib.metadata.version('jax')}"
+    raise IncompatibleVersionsError(
+        f"{env_id} cannot run with {versions}: brax computes its fluid forces with jax.numpy.clip(a_min=...), "
+        "which this jax no longer accepts. Install a jax whose jax.numpy.clip takes a_min, or a brax release "
+        "that calls clip(min=...)."
+    )
+
+
 def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
-    """`BraxAdapter(brax.envs.get_environment(foreign_id, **kwargs), episode_length=max_steps)`."""
+    """`BraxAdapter(brax.envs.get_environment(foreign_id, **kwargs), episode_length=max_steps)`.
+
+    `backend=` picks brax's physics pipeline (`generalized` unless given), checked like every other kwarg.
+    """
     mujoco_renderer_problem()
     brax_envs = import_optional("brax.envs", "brax", env_id)
     env = brax_envs.get_environment(foreign_id)
     if kwargs:
         check_kwargs(env_id, kwargs, type(env))
+        check_brax_backend(env_id, foreign_id, kwargs)
         env = type(env)(**kwargs)
+    require_brax_fluid_support(env_id, env)
     adapter = import_optional("parallax.adapters.brax", "brax", env_id)
     episode = {} if max_steps is None else {"episode_length": max_steps}
     return adapter.BraxAdapter(env, **episode)
@@ -84,14 +133,16 @@ def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_step
 def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
     """`MJXAdapter(registry.load(foreign_id, config_overrides=...))` with the JAX implementation of MJX.
 
-    kwargs override entries of the Playground config; `max_steps` sets its `episode_length`.
+    kwargs override entries of the Playground config; `max_steps` sets its `episode_length`. A locomotion or
+    manipulation env whose MuJoCo Menagerie robot assets are missing fails first, in one line (`menagerie.py`).
     """
     mujoco_renderer_problem()
     playground = import_optional("mujoco_playground", "mjx", env_id)
+    require_menagerie_assets(env_id, playground, foreign_id)
     config = playground.registry.get_default_config(foreign_id)
     check_kwargs(env_id, kwargs, sorted(config.keys()))
     adapter = import_optional("parallax.adapters.mjx", "mjx", env_id)
-    overrides: dict[str, Any] = {"impl": "jax"}
+    overrides: dict[str, Any] = {"impl": "jax"} if "impl" in config else {}
     if max_steps is not None and "episode_length" in config:
         overrides["episode_length"] = max_steps
     overrides.update(kwargs)
