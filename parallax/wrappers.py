@@ -80,8 +80,8 @@ class Wrapper(Generic[EitherStateT]):
 
     def reset(
         self,
-        *,
         key: PRNGKeyArray,
+        *,
         state: EitherStateT | None = None,
         done: Bool[Array, "..."] | None = None,
     ) -> EitherStateT:
@@ -123,8 +123,8 @@ class VmapWrapper(Wrapper[EitherStateT]):
 
     def reset(
         self,
-        *,
         key: PRNGKeyArray,
+        *,
         state: EitherStateT | None = None,
         done: Bool[Array, "..."] | None = None,
     ) -> EitherStateT:
@@ -245,8 +245,8 @@ class RecordEpisodeStatistics(Wrapper[EitherStateT]):
 
     def reset(
         self,
-        *,
         key: PRNGKeyArray,
+        *,
         state: EitherStateT | None = None,
         done: Bool[Array, "..."] | None = None,
     ) -> EitherStateT:
