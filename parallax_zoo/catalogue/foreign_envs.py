@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from parallax.adapters.frames import mujoco_renderer_problem
+from parallax.install_command import install_command
 from parallax.wrappers import TimeLimit
 from parallax_zoo.catalogue.signatures import InvalidKwargError, accepted_kwargs, check_kwargs
 from parallax_zoo.errors import UserError
@@ -53,7 +54,7 @@ def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
         extra = ADAPTER_EXTRAS[adapter]
         raise MissingExtraError(
             f"{env_id} needs {module!r}, which is not importable ({error}). "
-            f"Install it with: pip install 'parallax-zoo[{extra}]'", extra
+            f"Install it with: {install_command(extra)}", extra
         ) from error
 
 
