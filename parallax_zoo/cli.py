@@ -107,9 +107,7 @@ def _eval(args: argparse.Namespace) -> int:
         raise UserError(f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. {Path(args.out) / 'result.json'}")
     policy, name, provenance = resolve_policy(args.policy, args.env_id)
     result = evaluate(args.env_id, policy, name=name, provenance=provenance)
-    low, high = result.ci95
-    print(f"{args.env_id}  {name}: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
-          f"(95% CI [{low:.3f}, {high:.3f}])")
+    print(f"{args.env_id}  {name}: {result.summary()}")
     if not result.finite:
         print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
     for opponent, record in result.opponents.items():
@@ -294,9 +292,7 @@ def _demo(args: argparse.Namespace) -> int:
     env = parallax_zoo.make(env_id)
     policy = load_files(files, env)
     result = evaluate(env_id, policy, name=BASELINE)
-    low, high = result.ci95
-    print(f"  evaluated: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
-          f"(95% CI [{low:.3f}, {high:.3f}]); reference score {env_spec.reference_score:.3f}")
+    print(f"  evaluated: {result.summary()}; reference score {env_spec.reference_score:.3f}")
     random_result = evaluate(env_id, RANDOM)
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
     try:
