@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -22,7 +23,7 @@ from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvNotFoundError
 from parallax_zoo.catalogue.signatures import InvalidKwargError
 from parallax_zoo.errors import UserError, one_line
-from parallax_zoo.scoring import hub
+from parallax_zoo.scoring import hub, progress
 from parallax_zoo.scoring.recording import Recording, random_act, record, save_gif
 from parallax_zoo.version import __version__
 
@@ -283,8 +284,7 @@ def _demo(args: argparse.Namespace) -> int:
     env_id = args.env_id
     env_spec = parallax_zoo.spec(env_id)
     pin = _pin(env_id)
-    print(parallax_zoo.registry_table())
-    print(f"\n{env_id}: baseline {pin.repo_id}@{pin.revision}")
+    print(f"{env_id}: baseline {pin.repo_id}@{pin.revision}")
     files = baseline_files(env_id)
     folder = files.folder
     source = "the local mirror" if folder == hub.mirror_folder(env_id) else "the Hub (cached)"
@@ -387,11 +387,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hide_foreign_warnings() -> None:
+    """Show the project's own warnings only: other libraries' (Brax's maintenance notice, deprecations inside
+    JAXopt or JaxMARL) say nothing a user of the command can act on."""
+    warnings.filterwarnings("ignore")
+    warnings.filterwarnings("default", module=r"(parallax|parallax_zoo)(\.|$)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `parallax-zoo` console script."""
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        with progress.shown(), warnings.catch_warnings():
+            _hide_foreign_warnings()
+            return args.run(args)
     except EnvNotFoundError as error:
         print(f"parallax-zoo {args.command}: {error.message('parallax-zoo list')}", file=sys.stderr)
         return 2

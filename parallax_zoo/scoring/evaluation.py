@@ -35,7 +35,7 @@ from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.search import SearchPlayer
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.registry import EnvSpec
-from parallax_zoo.scoring import compiled
+from parallax_zoo.scoring import compiled, progress
 from parallax_zoo.scoring.intervals import mean_interval
 
 PROTOCOL_VERSION = 2
@@ -279,8 +279,12 @@ def evaluate(
     key = jax.random.key(fixed.root_seed)
     label = name or (policy if isinstance(policy, str) else type(policy).__name__)
     if not fixed.zero_sum:
-        returns, finished = compiled.play(env_spec, player, key, fixed.episodes, fixed.max_steps, mesh)
-        returns = np.asarray(returns)
+        with progress.bar(f"{env_id}: evaluating {label}", fixed.episodes, "episodes") as shown:
+            shown.set_postfix_str(f"playing {fixed.episodes} episodes of up to {fixed.max_steps} steps at once")
+            returns, finished = compiled.play(env_spec, player, key, fixed.episodes, fixed.max_steps, mesh)
+            returns, finished = np.asarray(returns), np.asarray(finished)
+            shown.set_postfix_str("")
+            shown.update(fixed.episodes)
         scores = returns.mean(axis=-1)
         return EvalResult(
             env_id=env_id,
@@ -294,19 +298,33 @@ def evaluate(
         )
     results: dict[str, dict[str, float]] = {}
     first_scores: tuple[float, ...] = ()
-    for index, opponent_name in enumerate(fixed.opponents):
-        opponent = opponent_player(env_spec, env, opponent_name, baseline)
-        match = compiled.match(env_spec, player, opponent, jax.random.fold_in(key, index), fixed.episodes, fixed.max_steps, mesh)
-        side_returns = np.asarray(match.pop("side_returns"))
-        side = np.asarray(match.pop("side"))
-        results[opponent_name] = ({"games": float(side_returns.size)} | {k: float(v) for k, v in match.items()}
-                                  | per_side_record(side_returns, side))
-        if index == 0:
-            first_scores = tuple(float(s) for s in side_returns)
+    total = fixed.episodes * len(fixed.opponents)
+    with progress.bar(f"{env_id}: evaluating {label}", total, "games") as shown:
+        for index, opponent_name in enumerate(fixed.opponents):
+            shown.set_postfix_str(f"vs {opponent_name} ({index + 1} of {len(fixed.opponents)} opponents)")
+            results[opponent_name], scores = _match_record(
+                env_spec, env, player, opponent_name, baseline, jax.random.fold_in(key, index), fixed, mesh)
+            shown.update(fixed.episodes)
+            if index == 0:
+                first_scores = scores
     return EvalResult(
         env_id=env_id, policy=label, protocol=fixed, scores=first_scores, opponents=results, versions=package_versions(),
         provenance=provenance or {},
     )
+
+
+def _match_record(
+    env_spec: EnvSpec, env: Any, player: RolloutPolicy, opponent_name: str, baseline: Policy | SearchPlayer | None,
+    key: jax.Array, fixed: EvalProtocol, mesh: Mesh | None,
+) -> tuple[dict[str, float], tuple[float, ...]]:
+    """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
+    opponent = opponent_player(env_spec, env, opponent_name, baseline)
+    match = compiled.match(env_spec, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
+    side_returns = np.asarray(match.pop("side_returns"))
+    side = np.asarray(match.pop("side"))
+    record = ({"games": float(side_returns.size)} | {k: float(v) for k, v in match.items()}
+              | per_side_record(side_returns, side))
+    return record, tuple(float(s) for s in side_returns)
 
 
 def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, float]:
