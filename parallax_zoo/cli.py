@@ -87,13 +87,23 @@ def _render(args: argparse.Namespace) -> int:
     steps = args.steps if args.steps is not None else parallax_zoo.spec(args.env_id).max_steps or 100
     recording = record(env, act, jax.random.key(args.seed), steps)
     out = _save_recording(recording, args.out or f"{baseline_dirname(args.env_id)}.gif", args.fps, args.scale)
-    print(f"wrote {out}: {source} playing {args.env_id}, {len(recording.frames)} frames, {_result_line(recording)}")
+    print(f"wrote {out}: {source} playing {args.env_id}, {_played_line(recording, args.fps)}; {_result_line(recording)}")
     return 0
 
 
 def _save_recording(recording: Recording, path: str | Path, fps: int, scale: int | None) -> Path:
     """The recording as a captioned GIF (step, rewards; the result once the episode is over)."""
     return save_gif(recording.frames, path, fps=fps, scale=scale, captions=recording.captions())
+
+
+def _played_line(recording: Recording, fps: int) -> str:
+    """What the GIF shows: the steps played, the frames from the reset, and how long the final frame is held."""
+    if recording.length is None:
+        steps = len(recording.frames) - 1
+        return f"{steps} steps played ({steps + 1} frames from the reset), the episode still running at the end"
+    held = len(recording.frames) - recording.length
+    shown = f"{recording.length} step{'s' if recording.length != 1 else ''} played ({recording.length + 1} frames from the reset)"
+    return shown + (f", the final frame held {held / fps:.1f} s" if held > 1 else "")
 
 
 def _result_line(recording: Recording) -> str:
@@ -321,30 +331,32 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="parallax-zoo", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"parallax-zoo {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"parallax-zoo {__version__}",
+                        help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     help="what to do; `parallax-zoo COMMAND --help` lists its flags")
 
     listing = commands.add_parser("list", help="every registered env, grouped by namespace")
     listing.add_argument("namespace", nargs="?", help="only this namespace's envs: native, gymnax, pgx, jumanji, ...")
     listing.set_defaults(run=_list)
 
     info = commands.add_parser("info", help="one env's spec, spaces and baseline")
-    info.add_argument("env_id")
+    info.add_argument("env_id", help="a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)")
     info.set_defaults(run=_info)
 
     render = commands.add_parser("render", help="a GIF of a policy playing one episode")
-    render.add_argument("env_id")
+    render.add_argument("env_id", help="a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)")
     render.add_argument("--policy", help="baseline | random | hub:REPO@COMMIT | PATH (default: the baseline if pinned)")
     render.add_argument("--out", help="GIF path (default: ENV_ID.gif)")
     render.add_argument("--steps", type=int, default=None, help="frames to record (default: the env's max_steps)")
-    render.add_argument("--seed", type=int, default=0)
-    render.add_argument("--fps", type=int, default=8)
+    render.add_argument("--seed", type=int, default=0, help="seed of the episode's reset and actions (default 0)")
+    render.add_argument("--fps", type=int, default=8, help="frames per second of the GIF (default 8)")
     render.add_argument("--scale", type=int, default=None,
                         help="enlarge each frame this many times (default: to at least 256 px on the short side)")
     render.set_defaults(run=_render)
 
     train = commands.add_parser("train", help="train a policy and write its folder (weights, config, eval, curve, card)")
-    train.add_argument("env_id")
+    train.add_argument("env_id", help="a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)")
     train.add_argument("--seed", type=int, default=0, help="the seed whose weights are saved (default 0)")
     train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
     train.add_argument("--out", default=None, help="folder to write (default: runs/ENV_ID/seedSEED, '/' in ids as '-')")
@@ -359,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
-    evaluate.add_argument("env_id")
+    evaluate.add_argument("env_id", help="a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)")
     evaluate.add_argument("--policy", default=BASELINE, help="baseline | random | hub:REPO@COMMIT | PATH (default: baseline)")
     evaluate.add_argument("--out", help="write the result as JSON here")
     evaluate.set_defaults(run=_eval)
@@ -371,17 +383,17 @@ def build_parser() -> argparse.ArgumentParser:
     board.set_defaults(run=_leaderboard)
 
     download = commands.add_parser("download", help="fetch a baseline at its pinned revision and verify it")
-    download.add_argument("env_id")
+    download.add_argument("env_id", help="the env id whose pinned baseline to fetch, e.g. Race-v0")
     download.set_defaults(run=_download)
 
     push = commands.add_parser("push", help="upload baselines/ENV_ID to the Hub and print the pin")
-    push.add_argument("env_id")
+    push.add_argument("env_id", help="the env id whose baselines/ENV_ID folder to upload, e.g. Race-v0")
     push.add_argument("--repo-id", default=None, help="Hub repo (default: the registry's, else parallax-zoo/ENV_ID)")
-    push.add_argument("--private", action="store_true")
+    push.add_argument("--private", action="store_true", help="create the Hub repo as private")
     push.set_defaults(run=_push)
 
     demo = commands.add_parser("demo", help="a baseline fetched and verified, evaluated against its reference, rendered")
-    demo.add_argument("env_id", nargs="?", default="Race-v0")
+    demo.add_argument("env_id", nargs="?", default="Race-v0", help="an env id with a pinned baseline (default Race-v0)")
     demo.add_argument("--out", default="demo", help="folder for the GIF")
     demo.set_defaults(run=_demo)
     return parser
