@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Test files run in this many worker processes (pytest-xdist), one file to a worker.
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-slow typecheck docs
+.PHONY: demo test test-slow typecheck docs notebooks
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,3 +33,7 @@ typecheck: $(VENV)/.dev-installed
 
 docs: $(VENV)/.dev-installed
 	$(BIN)/mkdocs build --strict
+
+# Execute every notebook in place, so that they are committed with their outputs.
+notebooks: $(VENV)/.dev-installed
+	$(BIN)/python notebooks/refresh.py

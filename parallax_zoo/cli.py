@@ -18,6 +18,7 @@ import jax
 
 import parallax_zoo
 from parallax.adapters.frames import RenderUnavailableError
+from parallax_zoo.catalogue.env_table import reference_score_cell
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, baseline_repo_id, format_pin
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvNotFoundError
@@ -46,7 +47,7 @@ def _info(args: argparse.Namespace) -> int:
         ("observation space", repr(env.observation_space)),
         ("tags", ", ".join(env_spec.tags) or "-"),
         ("baseline", "-" if env_spec.baseline is None else f"{env_spec.baseline.repo_id}@{env_spec.baseline.revision}"),
-        ("reference score", "-" if env_spec.reference_score is None else f"{env_spec.reference_score:.3f}"),
+        ("reference score", reference_score_cell(env_spec)),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
@@ -126,9 +127,9 @@ def _eval(args: argparse.Namespace) -> int:
                           f"{record[f'loss_side_{side}']:.0%}" for side in (0, 1) if f"win_side_{side}" in record)
         print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}"
               f"  ({record.get('games', result.episodes):.0f} games; win/draw/loss {seats})")
-    reference = parallax_zoo.spec(args.env_id).reference_score
-    if reference is not None:
-        print(f"  reference score of the baseline: {reference:.3f}")
+    env_spec = parallax_zoo.spec(args.env_id)
+    if env_spec.reference_score is not None:
+        print(f"  reference score of the baseline: {reference_score_cell(env_spec)}")
     if args.out:
         print(f"  written to {result.save(args.out)}")
     return 0
@@ -302,7 +303,7 @@ def _demo(args: argparse.Namespace) -> int:
     env = parallax_zoo.make(env_id)
     policy = load_files(files, env)
     result = evaluate(env_id, policy, name=BASELINE)
-    print(f"  evaluated: {result.summary()}; reference score {env_spec.reference_score:.3f}")
+    print(f"  evaluated: {result.summary()}; reference score {reference_score_cell(env_spec)}")
     random_result = evaluate(env_id, RANDOM)
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
     try:
