@@ -33,7 +33,7 @@ def wilson_interval(mean: float, count: int, bounds: tuple[float, float]) -> tup
     return (low + (high - low) * max(centre - half, 0.0), low + (high - low) * min(centre + half, 1.0))
 
 
-def bootstrap_interval(scores: Sequence[float]) -> tuple[float, float]:
+def bootstrap_interval(scores: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """The percentile bootstrap interval of the mean: 2.5% and 97.5% quantiles of resampled means."""
     values = np.asarray(scores, dtype=float)
     picks = np.random.default_rng(BOOTSTRAP_SEED).integers(0, values.size, size=(BOOTSTRAP_RESAMPLES, values.size))
