@@ -307,6 +307,7 @@ def _demo(args: argparse.Namespace) -> int:
     random_result = evaluate(env_id, RANDOM)
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
     try:
+        print(f"{env_id}: recording an episode of the baseline...", file=sys.stderr, flush=True)
         recording = record(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
     except RenderUnavailableError as error:
         print(f"  not rendered: {one_line(error)}")
