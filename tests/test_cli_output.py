@@ -77,3 +77,14 @@ def test_render_says_what_was_played_and_what_was_held(tmp_path):
     assert (f"baseline playing GridWorld-v0, {steps} steps played ({steps + 1} frames from the reset), "
             f"the final frame held {held:.1f} s; step {steps}, over: return") in process.stdout, process.stdout
     assert f"{max_steps + 1} frames" not in process.stdout
+
+
+def test_leaderboard_shows_the_evaluations_it_runs(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    parallax_zoo.evaluate("GridWorld-v0", parallax_zoo.load_baseline("GridWorld-v0"), name="mine").save(
+        results / "mine.json")
+    process = run_cli("leaderboard", "--results", str(results), cwd=tmp_path)
+    assert process.returncode == 0, process.stderr[-2000:]
+    assert "GridWorld-v0: evaluating random: 128/128 episodes" in process.stderr.replace("\r", "\n")
+    assert "| GridWorld-v0 | 1 | mine |" in process.stdout
