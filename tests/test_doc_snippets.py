@@ -88,7 +88,7 @@ def run_pages(pages: list[Path], slow: bool = False) -> subprocess.CompletedProc
                           timeout=1800)
 
 
-def test_most_python_blocks_are_runnable_not_fragments():
+def check_most_python_blocks_are_runnable_not_fragments() -> None:
     every = [block for page in PAGES for block in blocks(page) if block.language == "python"]
     left_out = [f"{block.page.name}:{block.line}" for block in every if block.fragment or block.slow]
     assert len(every) >= 20 and len(left_out) <= len(every) // 4, left_out
@@ -98,6 +98,7 @@ def test_most_python_blocks_are_runnable_not_fragments():
 
 
 def test_python_blocks_run_as_written():
+    check_most_python_blocks_are_runnable_not_fragments()
     process = run_pages(PAGES)
     assert process.returncode == 0, process.stderr[-6000:]
 
@@ -123,13 +124,10 @@ def cli_commands() -> list[tuple[str, list[str]]]:
     return found
 
 
-def test_the_pages_name_parallax_zoo_commands():
-    assert len(cli_commands()) >= 10
-
-
-def test_every_parallax_zoo_command_in_the_pages_parses():
+def check_every_parallax_zoo_command_in_the_pages_parses() -> None:
     from parallax_zoo.cli import build_parser
 
+    assert len(cli_commands()) >= 10
     parser = build_parser()
     refused = []
     for where, arguments in cli_commands():
@@ -141,9 +139,11 @@ def test_every_parallax_zoo_command_in_the_pages_parses():
 
 
 def test_the_set_up_puts_parallax_zoo_on_path_for_the_commands_that_follow():
+    """After the README's set-up, `parallax-zoo` is on PATH, and every command the pages show parses."""
     set_up = next(block for block in blocks(ROOT / "README.md") if block.language == "bash")
     activate = [line.split("#")[0].strip() for line in set_up.code.splitlines() if line.startswith("source ")]
     assert activate, f"README's set-up block says nothing that puts parallax-zoo on PATH:\n{set_up.code}"
+    check_every_parallax_zoo_command_in_the_pages_parses()
     if not (ROOT / ".venv" / "bin" / "activate").is_file():
         pytest.skip("no .venv here: `make test` creates it")
     bare = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "PYTHONHOME")}
