@@ -88,7 +88,8 @@ def _render(args: argparse.Namespace) -> int:
     steps = args.steps if args.steps is not None else parallax_zoo.spec(args.env_id).max_steps or 100
     recording = record(env, act, jax.random.key(args.seed), steps)
     out = _save_recording(recording, args.out or f"{baseline_dirname(args.env_id)}.gif", args.fps, args.scale)
-    print(f"wrote {out}: {source} playing {args.env_id}, {_played_line(recording, args.fps)}; {_result_line(recording)}")
+    played = _played_line(recording, args.fps)
+    print(f"wrote {out}: {source} playing {args.env_id}, {played}; {_result_line(recording)}")
     return 0
 
 
@@ -103,7 +104,8 @@ def _played_line(recording: Recording, fps: int) -> str:
         steps = len(recording.frames) - 1
         return f"{steps} steps played ({steps + 1} frames from the reset), the episode still running at the end"
     held = len(recording.frames) - recording.length
-    shown = f"{recording.length} step{'s' if recording.length != 1 else ''} played ({recording.length + 1} frames from the reset)"
+    plural = "s" if recording.length != 1 else ""
+    shown = f"{recording.length} step{plural} played ({recording.length + 1} frames from the reset)"
     return shown + (f", the final frame held {held / fps:.1f} s" if held > 1 else "")
 
 
@@ -331,6 +333,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
+ENV_ID_HELP = "a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="parallax-zoo", description=__doc__)
     parser.add_argument("--version", action="version", version=f"parallax-zoo {__version__}",
@@ -343,11 +348,11 @@ def build_parser() -> argparse.ArgumentParser:
     listing.set_defaults(run=_list)
 
     info = commands.add_parser("info", help="one env's spec, spaces and baseline")
-    info.add_argument("env_id", help="a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)")
+    info.add_argument("env_id", help=ENV_ID_HELP)
     info.set_defaults(run=_info)
 
     render = commands.add_parser("render", help="a GIF of a policy playing one episode")
-    render.add_argument("env_id", help="a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)")
+    render.add_argument("env_id", help=ENV_ID_HELP)
     render.add_argument("--policy", help="baseline | random | hub:REPO@COMMIT | PATH (default: the baseline if pinned)")
     render.add_argument("--out", help="GIF path (default: ENV_ID.gif)")
     render.add_argument("--steps", type=int, default=None, help="frames to record (default: the env's max_steps)")
@@ -358,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     render.set_defaults(run=_render)
 
     train = commands.add_parser("train", help="train a policy and write its folder (weights, config, eval, curve, card)")
-    train.add_argument("env_id", help="a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)")
+    train.add_argument("env_id", help=ENV_ID_HELP)
     train.add_argument("--seed", type=int, default=0, help="the seed whose weights are saved (default 0)")
     train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
     train.add_argument("--out", default=None, help="folder to write (default: runs/ENV_ID/seedSEED, '/' in ids as '-')")
@@ -373,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
-    evaluate.add_argument("env_id", help="a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)")
+    evaluate.add_argument("env_id", help=ENV_ID_HELP)
     evaluate.add_argument("--policy", default=BASELINE, help="baseline | random | hub:REPO@COMMIT | PATH (default: baseline)")
     evaluate.add_argument("--out", help="write the result as JSON here")
     evaluate.set_defaults(run=_eval)

@@ -30,7 +30,8 @@ def test_every_argument_of_every_command_has_help():
     commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
     missing = [f"parallax-zoo {action.dest}" for action in parser._actions if not action.help]
     for name, subparser in commands.choices.items():
-        missing += [f"parallax-zoo {name} {action.dest}" for action in subparser._actions if not (action.help or "").strip()]
+        missing += [f"parallax-zoo {name} {action.dest}" for action in subparser._actions
+                    if not (action.help or "").strip()]
     assert not missing, f"arguments without help text: {missing}"
 
 

@@ -50,7 +50,8 @@ def test_the_four_notebooks_are_there_and_committed_executed():
         counts = [cell.execution_count for cell in code]
         assert counts == list(range(1, len(code) + 1)), f"{name}: run it top to bottom with `make notebooks` ({counts})"
         outputs = [output for cell in code for output in cell.outputs]
-        assert not [output for output in outputs if output.output_type == "error"], f"{name} was committed with an error"
+        errors = [output for output in outputs if output.output_type == "error"]
+        assert not errors, f"{name} was committed with an error"
         assert not [output for output in outputs if output.get("name") == "stderr"], f"{name} keeps stderr"
         shown = {kind for output in outputs for kind in output.get("data", {})}
         assert shown & {"image/png", "image/gif", "text/markdown"}, f"{name} shows no plot or table"

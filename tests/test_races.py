@@ -250,7 +250,8 @@ def test_every_racer_stays_visible_on_every_cell_the_finish_included(env) -> Non
     """Each disc differs from the cell under it, at its centre and around its rim, on every cell of the track."""
     lanes = env.num_agents
     cell = env.cell_pixels
-    empty = np.asarray(rendering.race_track(jnp.zeros(lanes, jnp.int32), jnp.zeros(lanes, bool), env.track_length, cell))
+    nobody = jnp.zeros(lanes, bool)
+    empty = np.asarray(rendering.race_track(jnp.zeros(lanes, jnp.int32), nobody, env.track_length, cell))
     for position in range(env.track_length + 1):
         state = env.reset(key=jax.random.key(0))
         state = dataclasses.replace(state, env_state=dataclasses.replace(

@@ -5,9 +5,9 @@ episode seeds split from a root key derived from the id, greedy actions, and
 for zero-sum games fixed opponents (the scripted opponents registry.yaml names,
 such as the board games' ladder, the uniformly random player, and the baseline
 where one is pinned) met from every seat equally often. Results carry the mean,
-std and 95% confidence interval of the episode scores (inside the scores' bounds: `scoring.intervals`), the record against each
-opponent overall and per seat, and serialise to JSON with everything needed to
-compare them later.
+std and 95% confidence interval of the episode scores (inside the scores'
+bounds: `scoring.intervals`), the record against each opponent overall and per
+seat, and serialize to JSON with everything needed to compare them later.
 """
 
 from __future__ import annotations
