@@ -21,6 +21,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.demo-installed
 	$(BIN)/parallax-zoo demo
+	@echo "parallax-zoo is installed in $(BIN): run \`source $(BIN)/activate\` to put it on PATH"
 
 test: $(VENV)/.dev-installed
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
