@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Test files run in this many worker processes (pytest-xdist), one file to a worker.
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-slow typecheck docs browser
+.PHONY: demo test test-slow typecheck docs browser notebooks
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.demo-installed
 	$(BIN)/parallax-zoo demo
+	@echo "parallax-zoo is installed in $(BIN): run \`source $(BIN)/activate\` to put it on PATH"
 
 # The leaderboard page is tested in Debian's Chromium: installed here when missing and we are root with apt;
 # otherwise one line says so and that test skips.
@@ -47,3 +48,7 @@ typecheck: $(VENV)/.dev-installed
 
 docs: $(VENV)/.dev-installed
 	$(BIN)/mkdocs build --strict
+
+# Execute every notebook in place, so that they are committed with their outputs.
+notebooks: $(VENV)/.dev-installed
+	$(BIN)/python notebooks/refresh.py

@@ -65,7 +65,7 @@ class Discrete:
     def dtype(self) -> np.dtype:
         return self._dtype
 
-    def sample(self, *, key: PRNGKeyArray) -> Array:
+    def sample(self, key: PRNGKeyArray) -> Array:
         return jax.random.randint(key, self.shape, 0, self.n, dtype=self.dtype)
 
     def contains(self, x: Any) -> Bool[Array, ""]:
@@ -118,7 +118,7 @@ class Box:
     def dtype(self) -> np.dtype:
         return self._dtype
 
-    def sample(self, *, key: PRNGKeyArray) -> Array:
+    def sample(self, key: PRNGKeyArray) -> Array:
         if jnp.issubdtype(self.dtype, jnp.integer):
             info = jnp.iinfo(self.dtype)
             low = np.clip(self.low, info.min, info.max - 1)
@@ -202,7 +202,7 @@ class MultiDiscrete:
     def dtype(self) -> np.dtype:
         return self._dtype
 
-    def sample(self, *, key: PRNGKeyArray) -> Array:
+    def sample(self, key: PRNGKeyArray) -> Array:
         return jax.random.randint(key, self.shape, 0, jnp.asarray(self.nvec), dtype=self.dtype)
 
     def contains(self, x: Any) -> Bool[Array, ""]:
@@ -242,7 +242,7 @@ class MultiBinary:
     def dtype(self) -> np.dtype:
         return self._dtype
 
-    def sample(self, *, key: PRNGKeyArray) -> Array:
+    def sample(self, key: PRNGKeyArray) -> Array:
         return jax.random.bernoulli(key, 0.5, self.shape).astype(self.dtype)
 
     def contains(self, x: Any) -> Bool[Array, ""]:
@@ -290,7 +290,7 @@ class PyTreeSpace:
     def dtype(self) -> Any:
         return self._treedef.unflatten([s.dtype for s in self._leaves])
 
-    def sample(self, *, key: PRNGKeyArray) -> Any:
+    def sample(self, key: PRNGKeyArray) -> Any:
         keys = jax.random.split(key, len(self._leaves))
         return self._treedef.unflatten([s.sample(key=k) for s, k in zip(self._leaves, keys)])
 

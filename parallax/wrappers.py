@@ -79,8 +79,8 @@ class Wrapper(Generic[EitherStateT]):
 
     def reset(
         self,
-        *,
         key: PRNGKeyArray,
+        *,
         state: EitherStateT | None = None,
         done: Bool[Array, "..."] | None = None,
     ) -> EitherStateT:
@@ -122,8 +122,8 @@ class VmapWrapper(Wrapper[EitherStateT]):
 
     def reset(
         self,
-        *,
         key: PRNGKeyArray,
+        *,
         state: EitherStateT | None = None,
         done: Bool[Array, "..."] | None = None,
     ) -> EitherStateT:
@@ -244,8 +244,8 @@ class RecordEpisodeStatistics(Wrapper[EitherStateT]):
 
     def reset(
         self,
-        *,
         key: PRNGKeyArray,
+        *,
         state: EitherStateT | None = None,
         done: Bool[Array, "..."] | None = None,
     ) -> EitherStateT:

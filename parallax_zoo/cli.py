@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -20,12 +21,13 @@ import jax
 import parallax_zoo
 from parallax.adapters.frames import RenderUnavailableError
 from parallax_zoo.atomic import OutputNotWrittenError, check_writable
+from parallax_zoo.catalogue.env_table import reference_score_cell
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, baseline_repo_id, format_pin
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvNotFoundError
 from parallax_zoo.catalogue.signatures import InvalidKwargError
 from parallax_zoo.errors import UserError, one_line
-from parallax_zoo.scoring import hub
+from parallax_zoo.scoring import hub, progress
 from parallax_zoo.scoring.recording import Recording, random_act, record, save_gif
 from parallax_zoo.version import __version__
 
@@ -48,7 +50,7 @@ def _info(args: argparse.Namespace) -> int:
         ("observation space", repr(env.observation_space)),
         ("tags", ", ".join(env_spec.tags) or "-"),
         ("baseline", "-" if env_spec.baseline is None else f"{env_spec.baseline.repo_id}@{env_spec.baseline.revision}"),
-        ("reference score", "-" if env_spec.reference_score is None else f"{env_spec.reference_score:.3f}"),
+        ("reference score", reference_score_cell(env_spec)),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
@@ -89,13 +91,25 @@ def _render(args: argparse.Namespace) -> int:
     steps = args.steps if args.steps is not None else parallax_zoo.spec(args.env_id).max_steps or 100
     recording = record(env, act, jax.random.key(args.seed), steps)
     out = _save_recording(recording, args.out or f"{baseline_dirname(args.env_id)}.gif", args.fps, args.scale)
-    print(f"wrote {out}: {source} playing {args.env_id}, {len(recording.frames)} frames, {_result_line(recording)}")
+    played = _played_line(recording, args.fps)
+    print(f"wrote {out}: {source} playing {args.env_id}, {played}; {_result_line(recording)}")
     return 0
 
 
 def _save_recording(recording: Recording, path: str | Path, fps: int, scale: int | None) -> Path:
     """The recording as a captioned GIF (step, rewards; the result once the episode is over)."""
     return save_gif(recording.frames, path, fps=fps, scale=scale, captions=recording.captions())
+
+
+def _played_line(recording: Recording, fps: int) -> str:
+    """What the GIF shows: the steps played, the frames from the reset, and how long the final frame is held."""
+    if recording.length is None:
+        steps = len(recording.frames) - 1
+        return f"{steps} steps played ({steps + 1} frames from the reset), the episode still running at the end"
+    held = len(recording.frames) - recording.length
+    plural = "s" if recording.length != 1 else ""
+    shown = f"{recording.length} step{plural} played ({recording.length + 1} frames from the reset)"
+    return shown + (f", the final frame held {held / fps:.1f} s" if held > 1 else "")
 
 
 def _result_line(recording: Recording) -> str:
@@ -112,9 +126,7 @@ def _eval(args: argparse.Namespace) -> int:
         check_writable(args.out)
     policy, name, provenance = resolve_policy(args.policy, args.env_id)
     result = evaluate(args.env_id, policy, name=name, provenance=provenance)
-    low, high = result.ci95
-    print(f"{args.env_id}  {name}: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
-          f"(95% CI [{low:.3f}, {high:.3f}])")
+    print(f"{args.env_id}  {name}: {result.summary()}")
     if not result.finite:
         print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
     for opponent, record in result.opponents.items():
@@ -122,9 +134,9 @@ def _eval(args: argparse.Namespace) -> int:
                           f"{record[f'loss_side_{side}']:.0%}" for side in (0, 1) if f"win_side_{side}" in record)
         print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}"
               f"  ({record.get('games', result.episodes):.0f} games; win/draw/loss {seats})")
-    reference = parallax_zoo.spec(args.env_id).reference_score
-    if reference is not None:
-        print(f"  reference score of the baseline: {reference:.3f}")
+    env_spec = parallax_zoo.spec(args.env_id)
+    if env_spec.reference_score is not None:
+        print(f"  reference score of the baseline: {reference_score_cell(env_spec)}")
     if args.out:
         print(f"  written to {result.save(args.out)}")
     return 0
@@ -306,8 +318,7 @@ def _demo(args: argparse.Namespace) -> int:
     env_id = args.env_id
     env_spec = parallax_zoo.spec(env_id)
     pin = _pin(env_id)
-    print(parallax_zoo.registry_table())
-    print(f"\n{env_id}: baseline {pin.repo_id}@{pin.revision}")
+    print(f"{env_id}: baseline {pin.repo_id}@{pin.revision}")
     files = baseline_files(env_id)
     folder = files.folder
     source = "the local mirror" if folder == hub.mirror_folder(env_id) else "the Hub (cached)"
@@ -315,12 +326,11 @@ def _demo(args: argparse.Namespace) -> int:
     env = parallax_zoo.make(env_id)
     policy = load_files(files, env)
     result = evaluate(env_id, policy, name=BASELINE)
-    low, high = result.ci95
-    print(f"  evaluated: {result.mean:.3f} +/- {result.std:.3f} over {result.episodes} episodes "
-          f"(95% CI [{low:.3f}, {high:.3f}]); reference score {env_spec.reference_score:.3f}")
+    print(f"  evaluated: {result.summary()}; reference score {reference_score_cell(env_spec)}")
     random_result = evaluate(env_id, RANDOM)
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
     try:
+        print(f"{env_id}: recording an episode of the baseline...", file=sys.stderr, flush=True)
         recording = record(env, policy_act(policy), jax.random.key(0), env_spec.max_steps or 100)
     except RenderUnavailableError as error:
         print(f"  not rendered: {one_line(error)}")
@@ -345,32 +355,37 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
+ENV_ID_HELP = "a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`parallax-zoo list` shows them all)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="parallax-zoo", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"parallax-zoo {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"parallax-zoo {__version__}",
+                        help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     help="what to do; `parallax-zoo COMMAND --help` lists its flags")
 
     listing = commands.add_parser("list", help="every registered env, grouped by namespace")
     listing.add_argument("namespace", nargs="?", help="only this namespace's envs: native, gymnax, pgx, jumanji, ...")
     listing.set_defaults(run=_list)
 
     info = commands.add_parser("info", help="one env's spec, spaces and baseline")
-    info.add_argument("env_id")
+    info.add_argument("env_id", help=ENV_ID_HELP)
     info.set_defaults(run=_info)
 
     render = commands.add_parser("render", help="a GIF of a policy playing one episode")
-    render.add_argument("env_id")
+    render.add_argument("env_id", help=ENV_ID_HELP)
     render.add_argument("--policy", help="baseline | random | hub:REPO@COMMIT | PATH (default: the baseline if pinned)")
     render.add_argument("--out", help="GIF path (default: ENV_ID.gif)")
     render.add_argument("--steps", type=int, default=None, help="frames to record (default: the env's max_steps)")
-    render.add_argument("--seed", type=int, default=0)
-    render.add_argument("--fps", type=int, default=8)
+    render.add_argument("--seed", type=int, default=0, help="seed of the episode's reset and actions (default 0)")
+    render.add_argument("--fps", type=int, default=8, help="frames per second of the GIF (default 8)")
     render.add_argument("--scale", type=int, default=None,
                         help="enlarge each frame this many times (default: to at least 256 px on the short side)")
     render.set_defaults(run=_render)
 
     train = commands.add_parser("train", help="train a policy and write its folder (weights, config, eval, curve, card)")
-    train.add_argument("env_id")
+    train.add_argument("env_id", help=ENV_ID_HELP)
     train.add_argument("--seed", type=int, default=0,
                        help="the first seed trained: the one in the output folder, pinned by --pin (default 0)")
     train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
@@ -389,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
-    evaluate.add_argument("env_id")
+    evaluate.add_argument("env_id", help=ENV_ID_HELP)
     evaluate.add_argument("--policy", default=BASELINE, help="baseline | random | hub:REPO@COMMIT | PATH (default: baseline)")
     evaluate.add_argument("--out", help="write the result as JSON here")
     evaluate.set_defaults(run=_eval)
@@ -401,27 +416,36 @@ def build_parser() -> argparse.ArgumentParser:
     board.set_defaults(run=_leaderboard)
 
     download = commands.add_parser("download", help="fetch a baseline at its pinned revision and verify it")
-    download.add_argument("env_id")
+    download.add_argument("env_id", help="the env id whose pinned baseline to fetch, e.g. Race-v0")
     download.set_defaults(run=_download)
 
     push = commands.add_parser("push", help="upload baselines/ENV_ID to the Hub and print the pin")
-    push.add_argument("env_id")
+    push.add_argument("env_id", help="the env id whose baselines/ENV_ID folder to upload, e.g. Race-v0")
     push.add_argument("--repo-id", default=None, help="Hub repo (default: the registry's, else parallax-zoo/ENV_ID)")
-    push.add_argument("--private", action="store_true")
+    push.add_argument("--private", action="store_true", help="create the Hub repo as private")
     push.set_defaults(run=_push)
 
     demo = commands.add_parser("demo", help="a baseline fetched and verified, evaluated against its reference, rendered")
-    demo.add_argument("env_id", nargs="?", default="Race-v0")
+    demo.add_argument("env_id", nargs="?", default="Race-v0", help="an env id with a pinned baseline (default Race-v0)")
     demo.add_argument("--out", default="demo", help="folder for the GIF")
     demo.set_defaults(run=_demo)
     return parser
+
+
+def _hide_foreign_warnings() -> None:
+    """Show the project's own warnings only: other libraries' (Brax's maintenance notice, deprecations inside
+    JAXopt or JaxMARL) say nothing a user of the command can act on."""
+    warnings.filterwarnings("ignore")
+    warnings.filterwarnings("default", module=r"(parallax|parallax_zoo)(\.|$)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `parallax-zoo` console script."""
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        with progress.shown(), warnings.catch_warnings():
+            _hide_foreign_warnings()
+            return args.run(args)
     except EnvNotFoundError as error:
         print(f"parallax-zoo {args.command}: {error.message('parallax-zoo list')}", file=sys.stderr)
         return 2

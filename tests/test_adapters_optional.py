@@ -1,5 +1,7 @@
 """The adapters' packages stay optional: importing parallax loads none, and their tests skip without them."""
 
+import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,21 @@ ADAPTER_TESTS = (
     "tests/test_adapter_jaxmarl.py",
     "tests/test_adapter_craftax.py",
 )
+
+
+VENV_PIP = os.path.relpath(os.path.abspath(Path(sys.executable).with_name("pip")), ROOT)
+"""The pip of the interpreter running the tests, as the hint shows it from the clone's root (.venv/bin/pip)."""
+
+
+def test_the_install_command_installs_this_clone_with_the_extra():
+    result = python("from parallax.install_command import install_command\nprint(install_command('pgx'))")
+    pip, *arguments = shlex.split(result.stdout)
+    assert Path(ROOT, pip).is_file() and Path(ROOT, pip).parent == Path(sys.executable).parent
+    assert arguments == ["install", "-e", ".[pgx]"] and (ROOT / "pyproject.toml").is_file()
+    elsewhere = subprocess.run([sys.executable, "-c", "from parallax.install_command import install_command\n"
+                                "print(install_command('pgx'))"], cwd=Path(ROOT).parent, capture_output=True, text=True,
+                               timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert shlex.split(elsewhere.stdout)[1:] == ["install", "-e", f"{ROOT.relative_to(ROOT.parent)}[pgx]"]
 
 
 def python(code: str) -> subprocess.CompletedProcess:
@@ -64,7 +81,7 @@ def test_without_the_suites_the_registry_lists_them_and_make_names_the_extra():
     lines = result.stdout.strip().splitlines()
     assert lines[0] == "True" and len(lines) == 4
     for line, extra in zip(lines[1:], ("pgx", "jumanji", "xminigrid")):
-        assert f"pip install 'parallax-zoo[{extra}]'" in line
+        assert f"Install it with: {VENV_PIP} install -e '.[{extra}]'" in line  # this clone, from its root
 
 
 def test_the_cli_reports_a_missing_suite_as_a_one_line_user_error():
@@ -72,7 +89,7 @@ def test_the_cli_reports_a_missing_suite_as_a_one_line_user_error():
     assert result.returncode == 2, result.stdout + result.stderr
     message = result.stderr.strip()
     assert len(message.splitlines()) == 1 and message.startswith("parallax-zoo info: pgx/go_9x9 needs 'pgx'")
-    assert "pip install 'parallax-zoo[pgx]'" in message
+    assert f"Install it with: {VENV_PIP} install -e '.[pgx]'" in message
 
 
 def test_adapter_tests_skip_cleanly_without_their_packages():
@@ -89,4 +106,4 @@ def test_adapter_tests_skip_cleanly_without_their_packages():
 def test_a_missing_package_names_the_extra_to_install():
     result = python(hide_foreign_packages() + "from parallax.adapters import GymnaxAdapter")
     assert result.returncode != 0
-    assert "pip install 'parallax-zoo[gymnax]'" in result.stderr
+    assert f"Install it with: {VENV_PIP} install -e '.[gymnax]'" in result.stderr

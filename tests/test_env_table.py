@@ -92,3 +92,24 @@ def test_command_reports_missing_markers(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["--write", str(path)]) == 2
     assert "exactly one" in capsys.readouterr().err
     assert path.read_text() == "# Zoo without markers\n"
+
+
+def test_a_zero_sum_score_names_its_opponent_and_a_draw_against_perfect_play_says_so():
+    rows = {line.split(" | ")[0].strip("| `"): line for line in env_table().splitlines()[2:]}
+    assert "| 0.000 vs perfect: every game drawn, the best possible |" in rows["TicTacToe-v0"]
+    assert "| 1.000 vs tactical |" in rows["ConnectFour-v0"] and " vs " not in rows["GridWorld-v0"]
+
+
+def test_a_space_whose_repr_spans_lines_stays_in_one_table_row():
+    import parallax_zoo
+    from parallax_zoo.catalogue.catalogue_pages import families, family_page, recorded_spaces
+    from parallax_zoo.catalogue.registry import packaged_registry
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    recorded = recorded_spaces(docs)
+    assert "\n" in recorded["pgx/backgammon"][1]  # Box bounds printed by numpy over two lines
+    pgx = next(family for family in families(packaged_registry()) if family.name == "pgx")
+    page = family_page(pgx, docs, parallax_zoo.make, recorded)
+    section = page.split("## `pgx/backgammon`")[1].split("\n## ")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| observation space |"))
+    assert row.endswith("(2, 34), int32)` |") and row.count("`") == 2, row

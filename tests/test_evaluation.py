@@ -40,8 +40,8 @@ def test_cooperative_result_has_per_agent_scores_and_statistics():
     assert result.mean == pytest.approx(scores.mean())
     assert result.std == pytest.approx(scores.std())
     low, high = result.ci95
-    assert low < result.mean < high
-    assert high - low == pytest.approx(2 * 1.96 * scores.std() / np.sqrt(len(scores)))
+    assert scores.min() <= low < result.mean < high <= scores.max()
+    assert result.ci95_method == "bootstrap" and result.to_dict()["ci95"] == [low, high]
     # A random racer moves every other step on average, so it finishes in about 20 of the 50 steps:
     # 1 - 0.01 * 20 = 0.8, while always moving forward scores the optimal 0.9.
     assert 0.7 < result.mean < 0.9
@@ -53,6 +53,34 @@ def test_zero_sum_result_counts_wins_draws_and_losses_from_both_seats():
     assert record["win"] + record["draw"] + record["loss"] == pytest.approx(1.0)
     assert set(np.unique(result.scores)) <= {-1.0, 0.0, 1.0}
     assert result.mean == pytest.approx(record["win"] - record["loss"])
+
+
+def test_a_zero_sum_interval_stays_inside_a_loss_and_a_win():
+    nearly_all_lost = EvalResult(env_id="ConnectFour-v0", policy="random", protocol=protocol("ConnectFour-v0"),
+                                 scores=(-1.0,) * 249 + (0.0,) * 7)  # ConnectFour's random player against `tactical`
+    low, high = nearly_all_lost.ci95
+    assert -1.0 <= low < nearly_all_lost.mean < high <= 1.0 and nearly_all_lost.ci95_method == "wilson"
+    all_lost = EvalResult(env_id="ConnectFour-v0", policy="random", protocol=protocol("ConnectFour-v0"),
+                          scores=(-1.0,) * 256)
+    low, high = all_lost.ci95
+    assert low == -1.0 and -1.0 < high < -0.95  # 256 losses do not prove the policy can never draw
+    assert all_lost.all_equal and "every one of the 256 games scored -1.000" in all_lost.summary()
+    played = evaluate("TicTacToe-v0", "random")
+    low, high = played.ci95
+    assert -1.0 <= low < played.mean < high <= 1.0
+
+
+def test_a_deterministic_score_says_every_episode_scored_the_same():
+    policy = parallax_zoo.load_baseline("Race-v0")
+    result = evaluate("Race-v0", policy)
+    assert result.all_equal and result.ci95 == (result.mean, result.mean)
+    assert result.summary() == f"{result.mean:.3f} (every one of the 128 episodes scored {result.mean:.3f})"
+    assert result.to_dict()["all_equal"] is True
+    spread, again = (EvalResult(env_id="GridWorld-v0", policy="x", protocol=protocol("GridWorld-v0"),
+                                scores=tuple(np.linspace(0.0, 1.0, 128))) for _ in range(2))
+    assert not spread.all_equal and spread.ci95 == again.ci95  # the bootstrap is seeded: the same every time
+    assert 0.0 < spread.ci95[0] < 0.5 < spread.ci95[1] < 1.0
+    assert "+/-" in spread.summary() and "95% CI [" in spread.summary()
 
 
 def test_zero_sum_records_split_by_the_side_the_policy_held():

@@ -1,8 +1,8 @@
-"""Every notebook in notebooks/ runs top to bottom without error, in under two minutes, leaving no files behind."""
+"""Every notebook in notebooks/ runs top to bottom without error, in under two minutes, leaving no files behind,
+and is committed executed (refreshed by `make notebooks`), so a reader on the web sees its outputs and plots."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -11,14 +11,16 @@ from pathlib import Path
 import nbformat
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = REPO / "notebooks"
+sys.path.insert(0, str(NOTEBOOKS))
+from refresh import execute, kernel_specs as refresh_kernel_specs  # noqa: E402
+
 EXPECTED = ["01_quickstart.ipynb", "02_training.ipynb", "03_custom_env.ipynb", "04_leaderboard.ipynb"]
 BUDGET_S = 120.0
-KERNEL_NAME = "parallax-zoo-test"
+MAX_NOTEBOOK_BYTES = 200_000
+"""Outputs stay small: results and a few plots, no progress bars."""
 IGNORED_DIRS = {".git", "__pycache__", ".pytest_cache", ".hypothesis", ".venv"}
 
 
@@ -33,22 +35,11 @@ def repo_files() -> set[Path]:
 
 @pytest.fixture(scope="module")
 def kernel_specs(tmp_path_factory: pytest.TempPathFactory) -> KernelSpecManager:
-    """A kernelspec that runs this interpreter (pytest's venv) with the checkout importable."""
-    kernels = tmp_path_factory.mktemp("kernels")
-    spec_dir = kernels / KERNEL_NAME
-    spec_dir.mkdir()
-    python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": f"Python ({sys.executable})",
-        "language": "python",
-        "env": {"PYTHONPATH": python_path},
-    }
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    return KernelSpecManager(kernel_dirs=[str(kernels)], ensure_native_kernel=False)
+    """The kernelspec `make notebooks` uses: this interpreter (pytest's venv) with the checkout importable."""
+    return refresh_kernel_specs(tmp_path_factory.mktemp("kernels"))
 
 
-def test_the_four_notebooks_are_there_and_committed_without_outputs():
+def test_the_four_notebooks_are_there_and_committed_executed():
     found = sorted(path.name for path in NOTEBOOKS.glob("*.ipynb"))
     assert found == EXPECTED
     for name in found:
@@ -56,26 +47,28 @@ def test_the_four_notebooks_are_there_and_committed_without_outputs():
         nbformat.validate(notebook)
         code = [cell for cell in notebook.cells if cell.cell_type == "code"]
         assert code, f"{name} has no code cells"
-        stale = [index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code" and (cell.outputs or cell.execution_count)]
-        assert not stale, f"{name}: cells {stale} carry outputs; clear them before committing"
+        counts = [cell.execution_count for cell in code]
+        assert counts == list(range(1, len(code) + 1)), f"{name}: run it top to bottom with `make notebooks` ({counts})"
+        outputs = [output for cell in code for output in cell.outputs]
+        errors = [output for output in outputs if output.output_type == "error"]
+        assert not errors, f"{name} was committed with an error"
+        assert not [output for output in outputs if output.get("name") == "stderr"], f"{name} keeps stderr"
+        shown = {kind for output in outputs for kind in output.get("data", {})}
+        assert shown & {"image/png", "image/gif", "text/markdown"}, f"{name} shows no plot or table"
+        assert (NOTEBOOKS / name).stat().st_size < MAX_NOTEBOOK_BYTES, f"{name} is too big to read on the web"
+        text = (NOTEBOOKS / name).read_text(encoding="utf-8")
+        assert str(REPO) not in text and "/tmp/" not in text, f"{name} shows a path of the machine it ran on"
 
 
 @pytest.mark.parametrize("name", sorted(path.name for path in NOTEBOOKS.glob("*.ipynb")))
 def test_notebook_runs_without_error(name: str, kernel_specs: KernelSpecManager, tmp_path: Path):
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
     before = repo_files()
-    kernel = KernelManager(
-        kernel_name=KERNEL_NAME, kernel_spec_manager=kernel_specs, connection_file=str(tmp_path / "kernel.json")
-    )
-    client = NotebookClient(
-        notebook, km=kernel, timeout=int(BUDGET_S), allow_errors=False, resources={"metadata": {"path": str(tmp_path)}}
-    )
     start = time.perf_counter()
-    try:
-        client.execute()
-    finally:
-        if kernel.has_kernel:
-            kernel.shutdown_kernel(now=True)
+    execute(notebook, tmp_path, kernel_specs)
     elapsed = time.perf_counter() - start
     print(f"{name}: {elapsed:.1f} s")
     assert elapsed < BUDGET_S, f"{name} took {elapsed:.0f} s; notebooks must run in under {BUDGET_S:.0f} s on a CPU"

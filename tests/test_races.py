@@ -244,6 +244,27 @@ def test_races_render_one_lane_per_slot(env, lanes: int) -> None:
     np.testing.assert_array_equal(image[4, 10 * 8 + 4], rendering.GREEN)
 
 
+@pytest.mark.parametrize("env", [Race(num_agents=6, track_length=10), RespawnRace(num_agents=6, track_length=10),
+                                 TeamRace(track_length=10)], ids=["Race", "RespawnRace", "TeamRace"])
+def test_every_racer_stays_visible_on_every_cell_the_finish_included(env) -> None:
+    """Each disc differs from the cell under it, at its centre and around its rim, on every cell of the track."""
+    lanes = env.num_agents
+    cell = env.cell_pixels
+    nobody = jnp.zeros(lanes, bool)
+    empty = np.asarray(rendering.race_track(jnp.zeros(lanes, jnp.int32), nobody, env.track_length, cell))
+    for position in range(env.track_length + 1):
+        state = env.reset(key=jax.random.key(0))
+        state = dataclasses.replace(state, env_state=dataclasses.replace(
+            state.env_state, position=jnp.full_like(state.env_state.position, position)))
+        image = np.asarray(env.render(state)).astype(int)
+        for lane in range(lanes):
+            centre = (lane * cell + cell // 2, position * cell + cell // 2)
+            rim = (lane * cell + cell // 2, position * cell + cell // 2 - int(0.36 * cell))
+            for row, col in (centre, rim):
+                contrast = np.abs(image[row, col] - empty[row, col]).sum()
+                assert contrast > 120, (type(env).__name__, lane, position, (row, col), image[row, col])
+
+
 def test_respawn_race_hides_agents_sitting_out() -> None:
     env = RespawnRace(num_agents=2, track_length=1, fall_probability=0.0, respawn_delay=2, cell_pixels=8)
     sitting_out = env.step(env.reset(key=jax.random.key(0)), jnp.asarray([1, 0], jnp.int32))

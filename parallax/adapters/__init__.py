@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from parallax.install_command import install_command
+
 if TYPE_CHECKING:
     from parallax.adapters.brax import BraxAdapter
     from parallax.adapters.craftax import CraftaxAdapter
@@ -53,7 +55,7 @@ def __getattr__(name: str) -> Any:
         except ModuleNotFoundError as error:
             raise ModuleNotFoundError(
                 f"{name} needs the package {error.name!r}, which is not installed. "
-                f"Install it with: pip install 'parallax-zoo[{_EXTRAS[name]}]'",
+                f"Install it with: {install_command(_EXTRAS[name])}",
                 name=error.name,
             ) from error
         return getattr(module, name)

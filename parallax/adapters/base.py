@@ -56,7 +56,7 @@ class Adapter(Generic[EitherStateT]):
     def observation_space(self) -> Space:
         return self._observation_space
 
-    def reset(self, *, key: PRNGKeyArray) -> EitherStateT:
+    def reset(self, key: PRNGKeyArray) -> EitherStateT:
         require_key(key, f"{self.name}.reset")
         return self._reset(key)
 

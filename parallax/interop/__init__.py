@@ -6,7 +6,7 @@
 - `to_pettingzoo_aec(env)`: a `pettingzoo.AECEnv`, one agent acting at a time
 
 Gymnasium and PettingZoo are imported only when an export is first used
-(`pip install 'parallax-zoo[gymnasium]'`, `'parallax-zoo[pettingzoo]'`).
+(the extras `gymnasium` and `pettingzoo`: `pip install -e '.[gymnasium]'` from a clone).
 docs/interop.md shows them in use.
 """
 
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from parallax.install_command import install_command
 
 if TYPE_CHECKING:
     from parallax.interop.gymnasium_env import GymnasiumEnv, GymnasiumVectorEnv, to_gymnasium, to_gymnasium_vector
@@ -40,7 +42,7 @@ def __getattr__(name: str) -> Any:
     except ModuleNotFoundError as error:
         raise ModuleNotFoundError(
             f"{name} needs the package {error.name!r}, which is not installed. "
-            f"Install it with: pip install 'parallax-zoo[{extra}]'",
+            f"Install it with: {install_command(extra)}",
             name=error.name,
         ) from error
     return getattr(module, name)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.catalogue.env_table import reference_score_cell
 from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError
 from parallax_zoo.catalogue.menagerie import MissingAssetsError
 from parallax_zoo.catalogue.registry import EnvSpec, Registry, packaged_registry
@@ -158,7 +159,12 @@ def _spaces(env_spec: EnvSpec, make: Callable[[str], Any], recorded: Mapping[str
 
 
 def _score(env_spec: EnvSpec) -> str:
-    return "-" if env_spec.reference_score is None else f"{env_spec.reference_score:.3f}"
+    return reference_score_cell(env_spec)
+
+
+def _one_line_code(text: str) -> str:
+    """`text` as inline code on one line: a multi-line repr (a large Box's bounds) would split the table row."""
+    return f"`{' '.join(text.split())}`"
 
 
 def _gif_name(env_id: str) -> str:
@@ -183,8 +189,8 @@ def family_page(
             ("kind", env_spec.kind),
             ("agents", str(env_spec.num_agents)),
             ("max_steps", str(env_spec.max_steps or "-")),
-            ("action space", f"`{action_space}`"),
-            ("observation space", f"`{observation_space}`"),
+            ("action space", _one_line_code(action_space)),
+            ("observation space", _one_line_code(observation_space)),
             ("tags", ", ".join(env_spec.tags) or "-"),
             ("opponents", ", ".join(env_spec.opponents) or "-"),
             ("baseline", "-" if pin is None else f"`{pin.repo_id}` at `{pin.revision}`"),
@@ -201,7 +207,8 @@ def index_page(found: list[Family]) -> str:
         "",
         "Every registered id, one page per family, generated from `registry.yaml` when the site is built.",
         "The reference score is the pinned baseline's mean under the fixed evaluation protocol",
-        "([Evaluation](../evaluation.md)); `-` where no baseline is pinned.",
+        "([Evaluation](../evaluation.md)); `-` where no baseline is pinned. A zero-sum game's score is its mean",
+        "result against the opponent named (+1 a win, 0 a draw, -1 a loss).",
         "",
         "| family | id | kind | agents | max_steps | reference score |",
         "|---|---|---|---|---|---|",

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.catalogue.player_names import RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec, Registry, packaged_registry
 
 START_MARKER = "<!-- envs:start -->"
@@ -27,8 +28,26 @@ class MarkerError(ValueError):
     """A document lacks the env-table markers, or has them out of order or more than once."""
 
 
+UNBEATEN_OPPONENTS = ("perfect",)
+"""Scripted opponents that play a solved game and never lose: a mean of 0 against one is a draw in every game."""
+
+
+def reference_score_cell(env_spec: EnvSpec) -> str:
+    """The reference score as a table shows it: a zero-sum game's names the opponent it is the mean result against
+    (+1 win, 0 draw, -1 loss), and a 0 against an opponent that never loses reads as what it is, all draws."""
+    score = env_spec.reference_score
+    if score is None:
+        return "-"
+    if "zero-sum" not in env_spec.tags:
+        return f"{score:.3f}"
+    opponent = next(iter(env_spec.opponents), RANDOM)  # the protocol's first opponent
+    if score == 0.0 and opponent in UNBEATEN_OPPONENTS:
+        return f"{score:.3f} vs {opponent}: every game drawn, the best possible"
+    return f"{score:.3f} vs {opponent}"
+
+
 def _row(env_spec: EnvSpec) -> tuple[str, ...]:
-    score = "-" if env_spec.reference_score is None else f"{env_spec.reference_score:.3f}"
+    score = reference_score_cell(env_spec)
     pin = env_spec.baseline
     baseline = "-" if pin is None else f"[{pin.repo_id}]({HUB_URL}/{pin.repo_id})"
     return (f"`{env_spec.id}`", env_spec.kind, str(env_spec.num_agents), str(env_spec.max_steps or "-"), score, baseline)

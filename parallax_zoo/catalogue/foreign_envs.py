@@ -13,15 +13,20 @@ OpenGL backend where there is no display, so their renderers can start.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import importlib.metadata
 import inspect
-from collections.abc import Callable, Mapping
+import io
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
 from parallax.adapters.frames import mujoco_renderer_problem
+from parallax.install_command import install_command
 from parallax.wrappers import TimeLimit
 from parallax_zoo.catalogue.menagerie import require_menagerie_assets
 from parallax_zoo.catalogue.signatures import InvalidKwargError, accepted_kwargs, check_kwargs
@@ -48,15 +53,43 @@ class MissingExtraError(UserError, ImportError):
         self.extra = extra
 
 
-def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
-    """Import `module`, or raise a `MissingExtraError` saying which pip extra provides it."""
+@contextlib.contextmanager
+def _stdout_dropped() -> Iterator[None]:
+    """Drop what is printed to stdout inside the block, at the file descriptor too: JaxMARL's import points
+    `sys.stdout` back at `sys.__stdout__` on the way, so swapping `sys.stdout` alone would not do."""
+    stderr = sys.stderr  # which JaxMARL's import also points at sys.__stderr__: put back below
+    streams = [stream for stream in (sys.stdout, sys.__stdout__) if stream is not None]
+    for stream in streams:
+        stream.flush()
+    saved = os.dup(1)
     try:
-        return importlib.import_module(module)
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(io.StringIO()):
+            os.dup2(sink.fileno(), 1)
+            try:
+                yield
+            finally:
+                for stream in (sys.stdout, sys.__stdout__):
+                    if stream is not None:
+                        stream.flush()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        sys.stderr = stderr
+
+
+def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
+    """Import `module`, or raise a `MissingExtraError` saying which pip extra provides it.
+
+    What a suite prints while it is imported (JaxMARL's "Importing submoduled environments...") is dropped: it
+    is not the caller's output."""
+    try:
+        with _stdout_dropped():
+            return importlib.import_module(module)
     except ImportError as error:
         extra = ADAPTER_EXTRAS[adapter]
         raise MissingExtraError(
             f"{env_id} needs {module!r}, which is not importable ({error}). "
-            f"Install it with: pip install 'parallax-zoo[{extra}]'", extra
+            f"Install it with: {install_command(extra)}", extra
         ) from error
 
 

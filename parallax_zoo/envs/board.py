@@ -88,7 +88,7 @@ class BoardGame(Generic[GameT]):
         self.observation_space = observation_space(height, width, turn_plane)
         self.global_observation_space = global_observation_space(height * width)
 
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+    def reset(self, key: PRNGKeyArray) -> MARLState:
         """The starting position, slot 0 (X) to move."""
         require_key(key, f"{type(self).__name__}.reset")
         return self._state(self._init(), jnp.int32(0), key)

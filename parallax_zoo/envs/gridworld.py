@@ -72,7 +72,7 @@ class GridWorld:
         self.action_space = spaces.Discrete(4)
         self.observation_space = spaces.Box(0.0, float(size - 1), (4,))
 
-    def reset(self, *, key: PRNGKeyArray) -> State:
+    def reset(self, key: PRNGKeyArray) -> State:
         require_key(key, f"{type(self).__name__}.reset")
         key, goal_key = jax.random.split(key)
         grid = GridState(
@@ -135,7 +135,7 @@ class MaskedGridWorld(GridWorld):
     the optimal return is `GridWorld`'s.
     """
 
-    def reset(self, *, key: PRNGKeyArray) -> MaskedState:
+    def reset(self, key: PRNGKeyArray) -> MaskedState:
         return self._with_mask(super().reset(key=key))
 
     def step(self, state: State, action: Array) -> MaskedState:

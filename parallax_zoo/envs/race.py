@@ -66,7 +66,7 @@ class Race:
         self.observation_space = stack_space(spaces.Box(0.0, 1.0, (num_agents,)), num_agents)
         self._others = others_index(num_agents)
 
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+    def reset(self, key: PRNGKeyArray) -> MARLState:
         require_key(key, "Race.reset")
         race = RaceState(position=jnp.zeros(self.num_agents, jnp.int32))
         active = jnp.ones(self.num_agents, jnp.bool_)

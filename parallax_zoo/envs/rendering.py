@@ -23,6 +23,10 @@ ORANGE: Color = (255, 127, 14)
 YELLOW: Color = (240, 200, 40)
 PURPLE: Color = (148, 103, 189)
 PALETTE: tuple[Color, ...] = (BLUE, ORANGE, GREEN, RED, PURPLE, YELLOW)
+FINISH: Color = GREEN
+"""The race track's finish column."""
+RACER_PALETTE: tuple[Color, ...] = tuple(color for color in PALETTE if color != FINISH)
+"""Racers' colours in slot order: never the finish column's, so no racer vanishes into it."""
 
 Image = UInt8[Array, "height width 3"]
 
@@ -87,16 +91,18 @@ def race_track(positions: Array, visible: Array, track_length: int, cell: int,
     """A race as an image: one lane per agent, cells `0 .. track_length`, the finish column green.
 
     Agent `i` is a disc in lane `i` at cell `positions[i]`, drawn where
-    `visible[i]`; colours default to `PALETTE` in slot order.
+    `visible[i]`, ringed in black so it stands out on every cell; colours default to `RACER_PALETTE` in slot order.
     """
     num_lanes = positions.shape[0]
     if colors is None:
-        colors = np.resize(np.asarray(PALETTE, np.uint8), (num_lanes, 3))
+        colors = np.resize(np.asarray(RACER_PALETTE, np.uint8), (num_lanes, 3))
     width = (track_length + 1) * cell
-    image = fill_rect(canvas(num_lanes * cell, width), 0, track_length * cell, num_lanes * cell, cell, GREEN)
+    image = fill_rect(canvas(num_lanes * cell, width), 0, track_length * cell, num_lanes * cell, cell, FINISH)
     image = grid_lines(image, cell)
-    lanes = jnp.arange(num_lanes)
-    return fill_circles(image, (lanes + 0.5) * cell, (positions + 0.5) * cell, 0.35 * cell, colors, visible)
+    rows, cols = (jnp.arange(num_lanes) + 0.5) * cell, (positions + 0.5) * cell
+    rims = np.zeros((num_lanes, 3), np.uint8)
+    image = fill_circles(image, rows, cols, 0.4 * cell, rims, visible)
+    return fill_circles(image, rows, cols, 0.32 * cell, colors, visible)
 
 
 def cell_coordinates(height: int, width: int, cell: int) -> tuple[Array, Array, Array, Array]:

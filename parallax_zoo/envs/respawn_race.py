@@ -77,7 +77,7 @@ class RespawnRace:
         self.observation_space = stack_space(spaces.Box(0.0, 1.0, (num_agents,)), num_agents)
         self._others = others_index(num_agents)
 
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+    def reset(self, key: PRNGKeyArray) -> MARLState:
         require_key(key, "RespawnRace.reset")
         zeros = jnp.zeros(self.num_agents, jnp.int32)
         race = RespawnState(position=zeros, respawn_timer=zeros)

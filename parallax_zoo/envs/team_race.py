@@ -79,7 +79,7 @@ class TeamRace:
         self._rank = np.tile(np.arange(self.team_size), 2).astype(np.float32)
         self._opponents = self.team[:, None] != self.team[None, :]
 
-    def reset(self, *, key: PRNGKeyArray) -> MARLState:
+    def reset(self, key: PRNGKeyArray) -> MARLState:
         require_key(key, "TeamRace.reset")
         race = RaceState(position=jnp.zeros(self.num_agents, jnp.int32))
         return self._state(race, jnp.zeros(self.num_agents, jnp.float32), jnp.bool_(False), jnp.int32(0), key)

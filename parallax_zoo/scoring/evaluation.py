@@ -5,13 +5,14 @@ episode seeds split from a root key derived from the id, greedy actions, and
 for zero-sum games fixed opponents (the scripted opponents registry.yaml names,
 such as the board games' ladder, the uniformly random player, and the baseline
 where one is pinned) met from every seat equally often. Results carry the mean,
-std and 95% confidence interval of the episode scores, the record against each
-opponent overall and per seat, and serialise to JSON with everything needed to
-compare them later.
+std and 95% confidence interval of the episode scores (inside the scores'
+bounds: `scoring.intervals`), the record against each opponent overall and per
+seat, and serialize to JSON with everything needed to compare them later.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -34,7 +35,8 @@ from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.search import SearchPlayer
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.registry import EnvSpec
-from parallax_zoo.scoring import compiled
+from parallax_zoo.scoring import compiled, progress
+from parallax_zoo.scoring.intervals import mean_interval
 
 PROTOCOL_VERSION = 2
 """The evaluation protocol's version. 2: zero-sum games meet the opponent ladder, 256 games per opponent
@@ -43,6 +45,8 @@ EPISODES = 128
 """Episodes of a protocol that is not a zero-sum game's."""
 GAMES_PER_OPPONENT = 256
 """A zero-sum game's episodes against each opponent, split equally between the seats."""
+ZERO_SUM_BOUNDS = (-1.0, 1.0)
+"""A zero-sum game's score: -1 a loss, +1 a win."""
 
 
 @dataclass(frozen=True)
@@ -133,10 +137,34 @@ class EvalResult:
         return std
 
     @property
+    def score_bounds(self) -> tuple[float, float] | None:
+        """The least and most a score can be, where the protocol knows them: a zero-sum game's loss and win."""
+        return ZERO_SUM_BOUNDS if self.protocol.zero_sum else None
+
+    @functools.cached_property
     def ci95(self) -> tuple[float, float]:
-        """The normal-approximation 95% confidence interval of the mean."""
-        half = 1.96 * self.std / math.sqrt(self.episodes)
-        return (self.mean - half, self.mean + half)
+        """The 95% confidence interval of the mean, inside what a score can be (`scoring.intervals`): Wilson for a
+        zero-sum game's scores, a percentile bootstrap otherwise."""
+        return mean_interval(self.scores, self.score_bounds)
+
+    @property
+    def ci95_method(self) -> str:
+        return "wilson" if self.score_bounds is not None else "bootstrap"
+
+    @property
+    def all_equal(self) -> bool:
+        """Every episode scored the same: the spread of this policy's scores is nil (a deterministic env, say)."""
+        return self.episodes > 0 and self.finite and len(set(self.scores)) == 1
+
+    def summary(self) -> str:
+        """The mean, its spread and its interval in words, saying so when every episode scored the same."""
+        low, high = self.ci95
+        unit = "games" if self.protocol.zero_sum else "episodes"
+        interval = f"95% CI [{low:.3f}, {high:.3f}]"
+        if self.all_equal:
+            same = f"every one of the {self.episodes} {unit} scored {self.mean:.3f}"
+            return f"{self.mean:.3f} ({same}; {interval})" if self.protocol.zero_sum else f"{self.mean:.3f} ({same})"
+        return f"{self.mean:.3f} +/- {self.std:.3f} over {self.episodes} {unit} ({interval})"
 
     @property
     def env_version(self) -> int | None:
@@ -148,7 +176,7 @@ class EvalResult:
         """Mean, 95% CI, episodes and the record against each opponent; the scores themselves stay in `scores`."""
         low, high = self.ci95
         text = (f"EvalResult({self.env_id}, {self.policy}: mean {self.mean:.3f}, 95% CI [{low:.3f}, {high:.3f}], "
-                f"{self.episodes} episodes")
+                f"{self.episodes} episodes" + (", all scored the same" if self.all_equal else ""))
         for opponent, record in self.opponents.items():
             text += (f"; vs {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} "
                      f"loss {record['loss']:.1%}")
@@ -170,6 +198,8 @@ class EvalResult:
             "mean": _finite_or_none(self.mean),
             "std": _finite_or_none(self.std),
             "ci95": [_finite_or_none(bound) for bound in self.ci95],
+            "ci95_method": self.ci95_method,
+            "all_equal": self.all_equal,
             "finished": _finite_or_none(self.finished),
             "per_agent": [_finite_or_none(x) for x in self.per_agent],
             "opponents": {name: {k: _finite_or_none(v) for k, v in record.items()} for name, record in self.opponents.items()},
@@ -258,8 +288,12 @@ def evaluate(
     key = jax.random.key(fixed.root_seed)
     label = name or (policy if isinstance(policy, str) else type(policy).__name__)
     if not fixed.zero_sum:
-        returns, finished = compiled.play(env_spec, player, key, fixed.episodes, fixed.max_steps, mesh)
-        returns = np.asarray(returns)
+        with progress.bar(f"{env_id}: evaluating {label}", fixed.episodes, "episodes") as shown:
+            shown.set_postfix_str(f"playing {fixed.episodes} episodes of up to {fixed.max_steps} steps at once")
+            returns, finished = compiled.play(env_spec, player, key, fixed.episodes, fixed.max_steps, mesh)
+            returns, finished = np.asarray(returns), np.asarray(finished)
+            shown.set_postfix_str("")
+            shown.update(fixed.episodes)
         scores = returns.mean(axis=-1)
         return EvalResult(
             env_id=env_id,
@@ -273,19 +307,33 @@ def evaluate(
         )
     results: dict[str, dict[str, float]] = {}
     first_scores: tuple[float, ...] = ()
-    for index, opponent_name in enumerate(fixed.opponents):
-        opponent = opponent_player(env_spec, env, opponent_name, baseline)
-        match = compiled.match(env_spec, player, opponent, jax.random.fold_in(key, index), fixed.episodes, fixed.max_steps, mesh)
-        side_returns = np.asarray(match.pop("side_returns"))
-        side = np.asarray(match.pop("side"))
-        results[opponent_name] = ({"games": float(side_returns.size)} | {k: float(v) for k, v in match.items()}
-                                  | per_side_record(side_returns, side))
-        if index == 0:
-            first_scores = tuple(float(s) for s in side_returns)
+    total = fixed.episodes * len(fixed.opponents)
+    with progress.bar(f"{env_id}: evaluating {label}", total, "games") as shown:
+        for index, opponent_name in enumerate(fixed.opponents):
+            shown.set_postfix_str(f"vs {opponent_name} ({index + 1} of {len(fixed.opponents)} opponents)")
+            results[opponent_name], scores = _match_record(
+                env_spec, env, player, opponent_name, baseline, jax.random.fold_in(key, index), fixed, mesh)
+            shown.update(fixed.episodes)
+            if index == 0:
+                first_scores = scores
     return EvalResult(
         env_id=env_id, policy=label, protocol=fixed, scores=first_scores, opponents=results, versions=package_versions(),
         provenance=provenance or {},
     )
+
+
+def _match_record(
+    env_spec: EnvSpec, env: Any, player: RolloutPolicy, opponent_name: str, baseline: Policy | SearchPlayer | None,
+    key: jax.Array, fixed: EvalProtocol, mesh: Mesh | None,
+) -> tuple[dict[str, float], tuple[float, ...]]:
+    """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
+    opponent = opponent_player(env_spec, env, opponent_name, baseline)
+    match = compiled.match(env_spec, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
+    side_returns = np.asarray(match.pop("side_returns"))
+    side = np.asarray(match.pop("side"))
+    record = ({"games": float(side_returns.size)} | {k: float(v) for k, v in match.items()}
+              | per_side_record(side_returns, side))
+    return record, tuple(float(s) for s in side_returns)
 
 
 def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, float]:

@@ -67,7 +67,8 @@ COLUMN_NOTES = (
     ("rank", "Position within the env by mean score; equal scores share a rank."),
     ("score", "The mean over the env's fixed evaluation protocol: the return, or in zero-sum games the "
               "result against the first opponent (+1 win, 0 draw, -1 loss)."),
-    ("95% CI", "The normal-approximation 95% confidence interval of the mean."),
+    ("95% CI", "The 95% confidence interval of the mean, inside what a score can be: Wilson for zero-sum games, "
+               "a percentile bootstrap otherwise."),
     ("normalized", "(score - random) / (baseline - random): 0 is the uniformly random player, 1 the pinned "
                    "baseline's reference score; '-' where the env has no baseline."),
     ("Elo", f"Zero-sum games only: a Bradley-Terry fit to every recorded game (draws count half, one virtual draw "

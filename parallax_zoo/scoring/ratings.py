@@ -24,7 +24,7 @@ from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.scoring import compiled
+from parallax_zoo.scoring import compiled, progress
 from parallax_zoo.scoring.evaluation import EvalResult, as_player, protocol
 
 RANDOM_ELO = 1000.0
@@ -189,12 +189,16 @@ def round_robin(
     env = compiled.protocol_env(env_spec)
     players = {name: as_player(env, policy, fixed.greedy) for name, policy in entrants.items()}
     records = {}
-    for index, (a, b) in enumerate(itertools.combinations(sorted(players), 2)):
-        key = jax.random.fold_in(jax.random.key(fixed.root_seed), seed_offset + index)
-        result = compiled.match(env_spec, players[a], players[b], key, count, fixed.max_steps)
-        records[(a, b)] = MatchRecord(
-            wins=round(float(result["win"]) * count),
-            draws=round(float(result["draw"]) * count),
-            losses=round(float(result["loss"]) * count),
-        )
+    pairs = list(itertools.combinations(sorted(players), 2))
+    with progress.bar(f"{env_id}: round robin of {len(players)} players", count * len(pairs), "games") as shown:
+        for index, (a, b) in enumerate(pairs):
+            shown.set_postfix_str(f"{a} vs {b} ({index + 1} of {len(pairs)} pairs)")
+            key = jax.random.fold_in(jax.random.key(fixed.root_seed), seed_offset + index)
+            result = compiled.match(env_spec, players[a], players[b], key, count, fixed.max_steps)
+            records[(a, b)] = MatchRecord(
+                wins=round(float(result["win"]) * count),
+                draws=round(float(result["draw"]) * count),
+                losses=round(float(result["loss"]) * count),
+            )
+            shown.update(count)
     return records
