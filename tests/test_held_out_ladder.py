@@ -57,6 +57,21 @@ def c4_score(view: list[int]) -> int:
     return score
 
 
+def four_through(board: list[int], cell: int) -> bool:
+    """Whether the piece on `cell` is part of four in a row."""
+    row, col = divmod(cell, 7)
+    mark = board[cell]
+    for step_row, step_col in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        run = 1
+        for sign in (1, -1):
+            r, c = row + sign * step_row, col + sign * step_col
+            while 0 <= r < 6 and 0 <= c < 7 and board[r * 7 + c] == mark:
+                run, r, c = run + 1, r + sign * step_row, c + sign * step_col
+        if run >= 4:
+            return True
+    return False
+
+
 def c4_children(view: list[int]) -> list[tuple[int, list[int], int | None]]:
     """(move, the child board from the next mover's side, the outcome for the mover if the game ended)."""
     children = []
@@ -64,7 +79,8 @@ def c4_children(view: list[int]) -> list[tuple[int, list[int], int | None]]:
         after = connect_four_drop(view, col, 1)
         if after is None:
             continue
-        outcome = 1 if has_line(after, 6, 7, 1, 4) else 0 if all(after) else None
+        cell = next(row * 7 + col for row in range(6) if after[row * 7 + col] == 1 and view[row * 7 + col] == 0)
+        outcome = 1 if four_through(after, cell) else 0 if all(after) else None
         children.append((col, [-cell for cell in after], outcome))
     return children
 
@@ -205,6 +221,13 @@ def observations(game_name: str, views: list[list[int]]) -> jax.Array:
 # The heuristics ----------------------------------------------------------------------------------------------------
 
 
+def test_the_reference_win_check_agrees_with_the_board_reference() -> None:
+    for view in c4_positions(100, seed=5):
+        for col, child, outcome in c4_children(view):
+            after = connect_four_drop(view, col, 1)
+            assert after is not None and (outcome == 1) == has_line(after, 6, 7, 1, 4)
+
+
 def test_heuristics_match_the_plain_python_ones_on_random_positions() -> None:
     c4 = c4_positions(200, seed=1)
     scores = jax.jit(jax.vmap(held_out.connect_four_score))(jnp.asarray(np.array(c4, np.int8)))
@@ -237,7 +260,7 @@ def test_connect_four_alphabeta_finds_the_plain_python_best_moves(depth: int, co
     assert_same_best_moves("ConnectFour", c4_positions(count, seed=depth), depth, c4_children, c4_score)
 
 
-@pytest.mark.parametrize(("depth", "count"), [(1, 30), (2, 12)])
+@pytest.mark.parametrize(("depth", "count"), [(1, 30), pytest.param(2, 12, marks=pytest.mark.slow)])
 def test_othello_alphabeta_finds_the_plain_python_best_moves(depth: int, count: int) -> None:
     boards = othello_positions(count, seed=depth, plies=(2, 58))
     assert_same_best_moves("Othello", boards, depth, othello_children, othello_score)
@@ -249,6 +272,7 @@ def test_deep_alphabeta_finds_the_plain_python_best_moves() -> None:
     assert_same_best_moves("Othello", othello_positions(4, seed=4, plies=(6, 50)), 4, othello_children, othello_score)
 
 
+@pytest.mark.slow
 def test_alphabeta_sees_a_forced_win_in_an_othello_endgame_and_every_tie_of_an_opening() -> None:
     """From the start all four placements are symmetric, so all tie; near the end, wins are scored by how soon."""
     start = [0] * 64
@@ -348,6 +372,7 @@ def test_every_player_takes_a_one_move_win_as_the_plain_python_mcts_does() -> No
         assert all(move in wins for move, (_, wins) in zip(picked, positions, strict=True)), name
 
 
+@pytest.mark.slow
 def test_search_players_block_the_one_forced_move_and_mcts_agrees_with_the_plain_python_one() -> None:
     """Alpha-beta from depth 2 always blocks; MCTS-200 and the plain-Python UCT block about as often (most times)."""
     positions = forced_positions(24, seed=12)
@@ -365,7 +390,7 @@ def test_search_players_block_the_one_forced_move_and_mcts_agrees_with_the_plain
     ("game", "name", "plies"),
     [
         pytest.param(C4, "alphabeta2", 30, id="c4-alphabeta2"),
-        pytest.param(OTHELLO, "alphabeta1", 70, id="othello-alphabeta1"),
+        pytest.param(OTHELLO, "alphabeta1", 70, id="othello-alphabeta1", marks=pytest.mark.slow),
         pytest.param(C4, "alphabeta6", 30, id="c4-alphabeta6", marks=pytest.mark.slow),
         pytest.param(C4, "mcts1000", 30, id="c4-mcts1000", marks=pytest.mark.slow),
         pytest.param(OTHELLO, "alphabeta4", 70, id="othello-alphabeta4", marks=pytest.mark.slow),

@@ -69,7 +69,8 @@ class SearchPlayer:
     A `RolloutPolicy` like `Policy` itself, so evaluation, the leaderboard and
     matches play it as they play any player; `policy` is the raw network, which
     plays without search. Every slot gets an action: the searched move for
-    the slot to move, the no-op for the waiting one.
+    the slot to move, the no-op for the waiting one. The root searches only
+    `tactical_moves`, so no prior can make it miss a win or allow a loss in one.
     """
 
     policy: Policy

@@ -22,8 +22,8 @@ the no-op when nothing else is legal), and its random choice among equal moves.
   played, ties at random.
 
 A full fixed-depth minimax over all `7**6` ConnectFour move sequences at 64
-boards a batch took 11.4 s a move on 2 CPU cores, against about 0.4 s for
-depth-6 alpha-beta (docs/evaluation.md).
+boards a batch took 11.4 s a move on 2 CPU cores, against 2.2 s for
+depth-6 alpha-beta (docs/evaluation.md, "The held-out ladder").
 """
 
 from __future__ import annotations
@@ -281,71 +281,92 @@ def random_rollout(game: ConnectFour | Othello, state: MARLState, key: PRNGKeyAr
     return total
 
 
-def mcts_visits(game: ConnectFour | Othello, roots: MARLState, key: PRNGKeyArray, simulations: int) -> Array:
-    """Each root's visit count per action `[games, actions]` after `simulations` of MCTS with a uniform prior and
-    random-rollout values, all games in one `mctx` search."""
-    import mctx
+def mcts_visits(game: ConnectFour | Othello, root: MARLState, key: PRNGKeyArray, simulations: int) -> Array:
+    """The root's visit count per move after `simulations` of UCT (UCB1, c = sqrt 2) with random-rollout values.
 
-    def prior(states: MARLState) -> Array:
-        logits = jnp.where(jax.vmap(_mover_moves)(states), 0.0, jnp.finfo(jnp.float32).min)
-        return jnp.concatenate([logits, jnp.full((logits.shape[0], 1), jnp.finfo(jnp.float32).min)], axis=-1)
+    Node 0 is the root, node `i` the one simulation `i` added; each node keeps
+    its board and mover (its state is rebuilt with `game.position`), its
+    legal moves, children, visits and total value for the player who moved
+    into it. A simulation descends by UCB1 through fully expanded nodes, adds
+    one random untried child, rolls out from it, and adds the outcome, sign
+    flipped each ply, to every node on its path with one scatter.
+    """
+    nodes, cells = simulations + 1, root.env_state.board.shape[0]
+    moves = root.agents.action_mask.shape[-1] - 1  # pyright: ignore[reportOptionalMemberAccess]
+    longest = min(simulations, 2 * cells) + 1
+    tree = {
+        "cells": jnp.zeros((nodes, cells), jnp.int8).at[0].set(root.env_state.board),
+        "mover": jnp.zeros(nodes, jnp.int32).at[0].set(root.env_state.to_move),
+        "legal": jnp.zeros((nodes, moves), jnp.bool_).at[0].set(_mover_moves(root) & ~root.termination),
+        "children": jnp.full((nodes, moves), -1, jnp.int32),
+        "visits": jnp.zeros(nodes, jnp.float32),
+        "value": jnp.zeros(nodes, jnp.float32),
+        "outcome": jnp.zeros(nodes, jnp.float32),  # a finished game's result for the player who moved into it
+        "finished": jnp.zeros(nodes, jnp.bool_).at[0].set(root.termination),
+    }
 
-    def rollouts(states: MARLState, key: PRNGKeyArray) -> Array:
-        values = jax.vmap(partial(random_rollout, game))(states, jax.random.split(key, states.termination.shape[0]))
-        return jnp.where(states.termination, 0.0, values)
+    def state_of(tree: dict[str, Array], node: Array) -> MARLState:
+        return game.position(tree["cells"][node], tree["mover"][node], key=jax.random.key(0))
 
-    def recurrent(params: Any, key: PRNGKeyArray, action: Array, states: MARLState) -> tuple[Any, MARLState]:
-        following = jax.vmap(game.step)(states, jnp.stack([action, action], axis=-1))
-        mover = states.env_state.to_move[:, None]
-        reward = jnp.take_along_axis(following.agents.reward, mover, axis=1)[:, 0]
-        discount = jnp.where(following.termination, 0.0, -1.0)
-        output = mctx.RecurrentFnOutput(
-            reward=reward, discount=discount, prior_logits=prior(following), value=rollouts(following, key)
-        )
-        return output, following
+    def simulate(index: Array, tree: dict[str, Array]) -> dict[str, Array]:
+        pick_key, rollout_key = jax.random.split(jax.random.fold_in(key, index))
 
-    rollout_key, search_key = jax.random.split(key)
-    root_prior = prior(roots)
-    output = mctx.muzero_policy(
-        params=(),
-        rng_key=search_key,
-        root=mctx.RootFnOutput(prior_logits=root_prior, value=rollouts(roots, rollout_key), embedding=roots),
-        recurrent_fn=recurrent,
-        num_simulations=simulations,
-        invalid_actions=root_prior == jnp.finfo(jnp.float32).min,
-        dirichlet_fraction=0.0,
-    )
-    return output.search_tree.summary().visit_counts
+        def descends(carry: tuple[Array, Array, Array]) -> Array:
+            node, _, _ = carry
+            return ~tree["finished"][node] & jnp.all(~tree["legal"][node] | (tree["children"][node] >= 0))
+
+        def descend(carry: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+            node, depth, path = carry
+            children = tree["children"][node]
+            visits = tree["visits"][jnp.maximum(children, 0)]
+            ucb = tree["value"][jnp.maximum(children, 0)] / visits + jnp.sqrt(2.0 * jnp.log(tree["visits"][node]) / visits)
+            child = children[jnp.argmax(jnp.where(tree["legal"][node], ucb, -jnp.inf))]
+            return child, depth + 1, path.at[depth + 1].set(child)
+
+        path = jnp.full(longest, nodes, jnp.int32).at[0].set(0)
+        leaf, depth, path = jax.lax.while_loop(descends, descend, (jnp.int32(0), jnp.int32(0), path))
+        untried = tree["legal"][leaf] & (tree["children"][leaf] < 0)
+        expands = ~tree["finished"][leaf] & jnp.any(untried)
+        move = jax.random.categorical(pick_key, jnp.where(untried, 0.0, -jnp.inf)).astype(jnp.int32)
+        parent = state_of(tree, leaf)
+        child = game.step(parent, jnp.stack([move, move]))
+        reward = jnp.where(parent.env_state.to_move == 0, child.agents.reward[0], child.agents.reward[1])
+        rollout = -random_rollout(game, child, rollout_key)
+        new = jnp.where(expands, index + 1, nodes)  # out of range: the writes are dropped
+        value = jnp.where(expands, jnp.where(child.termination, reward, rollout), tree["outcome"][leaf])
+        tree = {
+            **tree,
+            "cells": tree["cells"].at[new].set(child.env_state.board, mode="drop"),
+            "mover": tree["mover"].at[new].set(child.env_state.to_move, mode="drop"),
+            "legal": tree["legal"].at[new].set(_mover_moves(child) & ~child.termination, mode="drop"),
+            "children": tree["children"].at[jnp.where(expands, leaf, nodes), move].set(index + 1, mode="drop"),
+            "outcome": tree["outcome"].at[new].set(reward, mode="drop"),
+            "finished": tree["finished"].at[new].set(child.termination, mode="drop"),
+        }
+        end = jnp.where(expands, depth + 1, depth)
+        path = jnp.where(expands & (jnp.arange(longest) == end), new, path)
+        steps = jnp.arange(longest)
+        on_path = (steps <= end) & (path < nodes)
+        signs = jnp.where((end - steps) % 2 == 0, 1.0, -1.0)
+        targets = jnp.where(on_path, path, nodes)
+        return {
+            **tree,
+            "visits": tree["visits"].at[targets].add(1.0, mode="drop"),
+            "value": tree["value"].at[targets].add(signs * value, mode="drop"),
+        }
+
+    tree = jax.lax.fori_loop(0, simulations, simulate, tree)
+    children = tree["children"][0]
+    return jnp.where(children >= 0, tree["visits"][jnp.maximum(children, 0)], 0.0)
 
 
 def mcts_player(game: ConnectFour | Othello, simulations: int) -> LadderPlayer:
-    """A ladder player: `mcts_visits` from the observed position, the most visited move (ties at random).
-
-    Mapped with `jax.vmap`, it runs one search over the whole batch (a custom batching rule): a search per
-    game under `vmap` would copy every game's whole tree on every simulation.
-    """
-
-    def visits_of_batch(observations: Array, key_data: Array) -> Array:
-        roots = jax.vmap(partial(root_state, game))(observations)
-        key = jax.random.fold_in(jax.random.wrap_key_data(key_data[0]), key_data.shape[0])
-        return mcts_visits(game, roots, key, simulations)
-
-    @jax.custom_batching.custom_vmap
-    def visits(observation: Array, key_data: Array) -> Array:
-        return visits_of_batch(observation[None], key_data[None])[0]
-
-    @visits.def_vmap
-    def _(axis_size: int, in_batched: list[bool], observation: Array, key_data: Array) -> tuple[Array, bool]:
-        observation, key_data = (
-            x if batched else jnp.broadcast_to(x, (axis_size, *x.shape))
-            for x, batched in zip((observation, key_data), in_batched, strict=True)
-        )
-        return visits_of_batch(observation, key_data), True
+    """A ladder player: `mcts_visits` from the observed position, the most visited move (ties at random)."""
 
     def player(observation: Array, action_mask: Array, key: PRNGKeyArray) -> Array:
         search_key, choice_key = jax.random.split(key)
-        counts = visits(jnp.asarray(observation), jax.random.key_data(search_key))
-        return choose_best(counts[:-1].astype(jnp.float32), action_mask, choice_key)
+        visits = mcts_visits(game, root_state(game, observation), search_key, simulations)
+        return choose_best(visits, action_mask, choice_key)
 
     return player
 
