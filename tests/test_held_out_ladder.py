@@ -206,9 +206,10 @@ def jitted_values(game_name: str, depth: int) -> Any:
         if game_name == "ConnectFour"
         else (OTHELLO, held_out.othello_score, held_out.OTHELLO_ORDER)
     )
-    return jax.jit(
-        jax.vmap(lambda observation: held_out.alphabeta_values(game, held_out.root_state(game, observation), depth, score, order))
-    )
+    def values(observation: jax.Array) -> jax.Array:
+        return held_out.alphabeta_values(game, held_out.root_state(game, observation), depth, score, order)
+
+    return jax.jit(jax.vmap(values))
 
 
 def observations(game_name: str, views: list[list[int]]) -> jax.Array:
@@ -252,7 +253,8 @@ def assert_same_best_moves(game_name: str, views: list[list[int]], depth: int, c
             assert best == minimax(view, depth, children, score)
         legal = list(reference)
         assert row[legal].max() == best
-        assert {move for move in legal if row[move] == best} == {move for move, value in reference.items() if value == best}
+        found = {move for move in legal if row[move] == best}
+        assert found == {move for move, value in reference.items() if value == best}
 
 
 @pytest.mark.parametrize(("depth", "count"), [(1, 60), (2, 60), (4, 12)])
@@ -321,7 +323,8 @@ def c4_mask(view: list[int]) -> np.ndarray:
 def play(name: str, views: list[list[int]], seed: int) -> list[int]:
     player = jax.jit(jax.vmap(held_out.HELD_OUT["ConnectFour"][name]))
     keys = jax.random.split(jax.random.key(seed), len(views))
-    return np.asarray(player(observations("ConnectFour", views), jnp.asarray(np.stack([c4_mask(v) for v in views])), keys)).tolist()
+    masks = jnp.asarray(np.stack([c4_mask(v) for v in views]))
+    return np.asarray(player(observations("ConnectFour", views), masks, keys)).tolist()
 
 
 def python_mcts(view: list[int], simulations: int, rng: random.Random) -> int:
@@ -397,7 +400,9 @@ def test_search_players_block_the_one_forced_move_and_mcts_agrees_with_the_plain
         pytest.param(OTHELLO, "mcts200", 70, id="othello-mcts200", marks=pytest.mark.slow),
     ],
 )
-def test_held_out_players_play_legal_moves_from_both_seats_and_beat_random_play(game: Any, name: str, plies: int) -> None:
+def test_held_out_players_play_legal_moves_from_both_seats_and_beat_random_play(
+    game: Any, name: str, plies: int
+) -> None:
     """A batch of games, the player in slot `game % 2`, uniformly random moves in the other, one jitted scan."""
     from parallax import VmapWrapper
     from parallax_zoo.envs.ladder import per_slot

@@ -97,11 +97,13 @@ def misses(agent: SearchPlayer, positions: dict[str, np.ndarray], batch: int = 5
     """How often the agent's searched move misses a win, or allows a one-move loss it could prevent."""
     search = jax.jit(agent.search)
     count = len(positions["cells"])
-    padded = {name: np.resize(positions[name], (-(-count // batch) * batch, *positions[name].shape[1:])) for name in ("cells", "mover")}
+    size = -(-count // batch) * batch  # whole batches, so one compiled search serves them all
+    cells = np.resize(positions["cells"], (size, positions["cells"].shape[1]))
+    mover = np.resize(positions["mover"], size)
     moves = np.concatenate(
         [
-            np.asarray(search(jnp.asarray(padded["cells"][i : i + batch]), jnp.asarray(padded["mover"][i : i + batch]), jax.random.key(i)))
-            for i in range(0, len(padded["cells"]), batch)
+            np.asarray(search(jnp.asarray(cells[i : i + batch]), jnp.asarray(mover[i : i + batch]), jax.random.key(i)))
+            for i in range(0, size, batch)
         ]
     )[:count]
     rows = np.arange(count)
@@ -133,8 +135,10 @@ def c4_reference(cells: list[int], mover: int) -> tuple[set[int], set[int]]:
             continue
         if has_line(after, 6, 7, mark, 4):
             wins.add(col)
-        elif any((reply := connect_four_drop(after, c, -mark)) is not None and has_line(reply, 6, 7, -mark, 4) for c in range(7)):
-            losing.add(col)
+        else:
+            replies = [connect_four_drop(after, c, -mark) for c in range(7)]
+            if any(reply is not None and has_line(reply, 6, 7, -mark, 4) for reply in replies):
+                losing.add(col)
     return wins, losing
 
 
@@ -166,5 +170,7 @@ def test_the_shipped_connect_four_agent_never_misses_a_one_move_tactic() -> None
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("env_id", "games", "least"), [("ConnectFour-v0", 320, 2000), ("Othello-v0", 3072, 2000)])
-def test_the_shipped_agents_and_a_blank_network_never_miss_a_one_move_tactic(env_id: str, games: int, least: int) -> None:
+def test_the_shipped_agents_and_a_blank_network_never_miss_a_one_move_tactic(
+    env_id: str, games: int, least: int
+) -> None:
     assert_never_misses(env_id, games, least, blank_too=True)

@@ -157,11 +157,13 @@ class SearchPlayer:
         cannot win at once (nor the move itself lose), if any; else all of `mask`. The network's prior has no say."""
         games, actions = mask.shape
         moves = jnp.arange(actions)
-        following = jax.vmap(lambda state: jax.vmap(lambda move: self.game.step(state, jnp.stack([move, move])))(moves))(
-            states
-        )
+        def children(state: MARLState) -> MARLState:
+            return jax.vmap(lambda move: self.game.step(state, jnp.stack([move, move])))(moves)
+
+        following = jax.vmap(children)(states)
         mover = states.env_state.to_move[:, None, None]
-        reward = jnp.take_along_axis(following.agents.reward, jnp.broadcast_to(mover, (games, actions, 1)), axis=-1)[..., 0]
+        mover = jnp.broadcast_to(mover, (games, actions, 1))
+        reward = jnp.take_along_axis(following.agents.reward, mover, axis=-1)[..., 0]
         flat = jax.tree_util.tree_map(lambda leaf: leaf.reshape(games * actions, *leaf.shape[2:]), following)
         replier = flat.env_state.to_move[:, None, None]
         reply_mask = jnp.take_along_axis(action_masks(flat), replier, axis=1)[:, 0]

@@ -101,7 +101,7 @@ def alphabeta_values(
     )
 
     def raise_score(best: Array, alpha: Array, at: Array, score: Array) -> tuple[Array, Array]:
-        """`score` for the node at level `at`: a new best, and a new alpha (one lower at the root, so ties stay exact)."""
+        """`score` for the node at level `at`: a new best, and a new alpha (one lower at the root: ties stay exact)."""
         here = levels == at
         best = jnp.where(here, jnp.maximum(best, score), best)
         return best, jnp.where(here, jnp.maximum(alpha, score - (at == 0)), alpha)
@@ -319,7 +319,8 @@ def mcts_visits(game: ConnectFour | Othello, root: MARLState, key: PRNGKeyArray,
             node, depth, path = carry
             children = tree["children"][node]
             visits = tree["visits"][jnp.maximum(children, 0)]
-            ucb = tree["value"][jnp.maximum(children, 0)] / visits + jnp.sqrt(2.0 * jnp.log(tree["visits"][node]) / visits)
+            mean = tree["value"][jnp.maximum(children, 0)] / visits
+            ucb = mean + jnp.sqrt(2.0 * jnp.log(tree["visits"][node]) / visits)
             child = children[jnp.argmax(jnp.where(tree["legal"][node], ucb, -jnp.inf))]
             return child, depth + 1, path.at[depth + 1].set(child)
 
