@@ -16,10 +16,10 @@ the no-op when nothing else is legal), and its random choice among equal moves.
   row parity, the centre column) or `othello_score` (corners, mobility,
   edge-anchored stable discs); a finished game is worth `WIN` times the plies
   to spare plus one, so sooner wins count more.
-- `mcts200` and `mcts1000` (both games): Monte Carlo tree search with a uniform
-  prior and one uniformly random rollout to the end of the game as each new
-  node's value (`mctx.muzero_policy`, no root noise); the most visited move is
-  played, ties at random.
+- `mcts200` and `mcts1000` (both games): Monte Carlo tree search, UCT (UCB1,
+  c = sqrt 2) with one uniformly random rollout to the end of the game as each
+  new node's value (`mcts_visits`); the most visited move is played, ties at
+  random.
 
 A full fixed-depth minimax over all `7**6` ConnectFour move sequences at 64
 boards a batch took 11.4 s a move on 2 CPU cores, against 2.2 s for
