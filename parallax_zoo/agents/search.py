@@ -74,7 +74,8 @@ class SearchPlayer:
     A `RolloutPolicy` like `Policy` itself, so evaluation, the leaderboard and
     matches play it as they play any player; `policy` is the raw network, which
     plays without search. Every slot gets an action: the searched move for
-    the slot to move, the no-op for the waiting one.
+    the slot to move, the no-op for the waiting one. The root searches only
+    `tactical_moves`, so no prior can make it miss a win or allow a loss in one.
     """
 
     policy: Policy
@@ -115,6 +116,7 @@ class SearchPlayer:
         mover_mask = jnp.take_along_axis(action_masks(roots), to_move[:, None, None], axis=1)[:, 0]
         no_op_only = jnp.arange(self.game.num_actions) == self.game.num_actions - 1
         mover_mask = jnp.where(jnp.any(mover_mask, axis=-1, keepdims=True), mover_mask, no_op_only)
+        mover_mask = self.tactical_moves(roots, mover_mask)
         mctx = search_library()
         output = mctx.gumbel_muzero_policy(
             params=(),
@@ -154,6 +156,28 @@ class SearchPlayer:
             return following.agents.reward[state.env_state.to_move] > 0
 
         return jax.vmap(lambda state: jax.vmap(lambda action: after(state, action))(actions))(states)
+
+    def tactical_moves(self, states: MARLState, mask: Array) -> Array:
+        """The moves of `mask` the search may play: the winning ones if any; else those after which the opponent
+        cannot win at once (nor the move itself lose), if any; else all of `mask`. The network's prior has no say."""
+        games, actions = mask.shape
+        moves = jnp.arange(actions)
+        def children(state: MARLState) -> MARLState:
+            return jax.vmap(lambda move: self.game.step(state, jnp.stack([move, move])))(moves)
+
+        following = jax.vmap(children)(states)
+        mover = states.env_state.to_move[:, None, None]
+        mover = jnp.broadcast_to(mover, (games, actions, 1))
+        reward = jnp.take_along_axis(following.agents.reward, mover, axis=-1)[..., 0]
+        flat = jax.tree_util.tree_map(lambda leaf: leaf.reshape(games * actions, *leaf.shape[2:]), following)
+        replier = flat.env_state.to_move[:, None, None]
+        reply_mask = jnp.take_along_axis(action_masks(flat), replier, axis=1)[:, 0]
+        replies_win = jnp.any(self.winning_moves(flat) & reply_mask, axis=-1).reshape(games, actions)
+        loses = (reward < 0) | (replies_win & ~following.termination)
+        wins, safe = mask & (reward > 0), mask & ~loses
+        return jnp.where(
+            jnp.any(wins, axis=-1, keepdims=True), wins, jnp.where(jnp.any(safe, axis=-1, keepdims=True), safe, mask)
+        )
 
     def _recurrent(self, params: Any, key: PRNGKeyArray, action: Array, states: MARLState) -> tuple[Any, MARLState]:
         """One ply for every game: the mover's reward, discount -1 (0 once over) and the next mover's prior and value."""
