@@ -36,8 +36,13 @@ from jumanji.wrappers import Wrapper
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.base import Adapter, cast_like, next_key, raw_key, zeros_like_signature
+from parallax.adapters.frames import RenderUnavailableError
 from parallax.core import State
 from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
+
+
+VIEWER_FIGURE_SIZE = (4.0, 4.0)
+"""Inches of a Jumanji viewer's figure when recording (400 x 400 pixels at matplotlib's 100 dpi)."""
 
 
 class JumanjiAdapter(Adapter[State]):
@@ -120,6 +125,26 @@ class JumanjiAdapter(Adapter[State]):
         if self._per_agent_reward:
             info["agent_reward"] = timestep.reward
         return info
+
+    def render_trajectory(self, states: State) -> np.ndarray:
+        """`uint8[T, H, W, 3]`: Jumanji's own viewer's picture of every step (`env.render`, matplotlib off-screen)."""
+        from parallax.adapters.host_frames import draw_trajectory, use_offscreen_matplotlib
+
+        use_offscreen_matplotlib()
+        viewer = getattr(self.env, "_viewer", None)
+        if viewer is not None and hasattr(viewer, "_display_rgb_array"):
+            viewer._display = viewer._display_rgb_array  # the viewer's "rgb_array" mode: return pixels, show nothing
+            viewer.figure_size = VIEWER_FIGURE_SIZE
+        try:
+            return draw_trajectory(states.env_state, self._draw)
+        finally:
+            self.env.close()
+
+    def _draw(self, env_state: Any) -> np.ndarray:
+        frame = self.env.render(env_state)
+        if frame is None:
+            raise RenderUnavailableError(f"{type(self.env).__name__}'s viewer returned no picture (it only shows one)")
+        return frame
 
     def __repr__(self) -> str:
         return f"JumanjiAdapter({type(self.env).__name__})"

@@ -1,0 +1,150 @@
+"""JaxMARL episodes drawn by JaxMARL's own visualisers, one drawing per family (`JaxMARLAdapter.render_trajectory`).
+
+MPE through `MPEVisualizer`, SMAX and JaxNav through their envs' `init_render`
+onto a matplotlib axis, Overcooked through `OvercookedVisualizer` (and V2's),
+Coin Game and STORM through their envs' `render`, MABrax through Brax's MuJoCo
+renderer; Hanabi and Switch Riddle only print text, which is drawn into the
+frame. Everything runs on the host after the episode is recorded; jaxmarl,
+matplotlib and the rasterisers are imported when a drawing is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
+from parallax.adapters.host_frames import (
+    draw_trajectory, each_step, figure_frame, printed, text_frame, use_offscreen_matplotlib,
+)
+
+FIGURE_INCHES = 4.0
+"""Side of the square matplotlib figures (400 pixels at 100 dpi)."""
+
+
+def on_host(tree: Any) -> Any:
+    """Every array leaf as numpy (PRNG keys, which numpy cannot hold, stay as they are)."""
+
+    def convert(leaf: Any) -> Any:
+        if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            return leaf
+        return np.asarray(leaf)
+
+    return jax.tree_util.tree_map(convert, tree)
+
+
+def _figure_drawing(draw_on: Callable[[Any, Any], None]) -> Callable[[Any], np.ndarray]:
+    """A drawing that gives `draw_on(axis, state)` a fresh square figure and returns its pixels."""
+
+    def draw(state: Any) -> np.ndarray:
+        use_offscreen_matplotlib()
+        from matplotlib.figure import Figure
+
+        figure = Figure((FIGURE_INCHES, FIGURE_INCHES))
+        draw_on(figure.add_subplot(111), state)
+        return figure_frame(figure)
+
+    return draw
+
+
+def _mpe(env: Any, states: Any) -> np.ndarray:
+    use_offscreen_matplotlib()
+    import matplotlib.pyplot as plt
+    from jaxmarl.environments.mpe.mpe_visualizer import MPEVisualizer
+
+    steps = [on_host(state) for state in each_step(states)]
+    visualizer = printed_quietly(lambda: MPEVisualizer(env, steps))
+    try:
+        def draw(index: Any) -> np.ndarray:
+            visualizer.update(int(index))
+            return figure_frame(visualizer.fig)
+
+        return draw_trajectory(np.arange(len(steps)), draw)
+    finally:
+        plt.close(visualizer.fig)
+
+
+def _smax(env: Any, states: Any) -> np.ndarray:
+    smax = getattr(env, "_env", env)
+    idle = {agent: 0 for agent in smax.agents}
+
+    def draw_on(axis: Any, state: Any) -> None:
+        smax_state = on_host(getattr(state, "state", state))
+        image = smax.init_render(axis, (None, smax_state, idle), 0, int(smax_state.time))
+        axis.figure.clf()
+        axis.figure.figimage(np.asarray(image.get_array()))
+
+    return draw_trajectory(states, _figure_drawing(draw_on))
+
+
+def _jaxnav(env: Any, states: Any) -> np.ndarray:
+    return draw_trajectory(states, _figure_drawing(lambda axis, state: env.init_render(axis, on_host(state))))
+
+
+def _overcooked(env: Any, states: Any) -> np.ndarray:
+    from jaxmarl.environments.overcooked_v2.overcooked import OvercookedV2
+
+    if isinstance(env, OvercookedV2):
+        from jaxmarl.viz.overcooked_v2_visualizer import OvercookedV2Visualizer
+
+        return np.asarray(OvercookedV2Visualizer().render_sequence(states), np.uint8)
+    from jaxmarl.viz.overcooked_visualizer import TILE_PIXELS, OvercookedVisualizer
+
+    padding = env.agent_view_size - 2
+
+    def draw(state: Any) -> np.ndarray:
+        state = on_host(state)
+        return OvercookedVisualizer._render_grid(
+            np.asarray(state.maze_map[padding:-padding, padding:-padding, :]), tile_size=TILE_PIXELS,
+            highlight_mask=None, agent_dir_idx=state.agent_dir_idx, agent_inv=state.agent_inv,
+        )
+
+    return draw_trajectory(states, draw)
+
+
+def _coin_game(env: Any, states: Any) -> np.ndarray:
+    return draw_trajectory(states, lambda state: np.asarray(env.render(on_host(state))))
+
+
+def _storm(env: Any, states: Any) -> np.ndarray:
+    return draw_trajectory(states, lambda state: np.asarray(env.render(state)))
+
+
+def _text(env: Any, states: Any) -> np.ndarray:
+    return draw_trajectory(states, lambda state: text_frame(printed(lambda: env.render(on_host(state)))))
+
+
+def _mabrax(env: Any, states: Any) -> np.ndarray:
+    problem = mujoco_renderer_problem()
+    if problem is not None:
+        raise RenderUnavailableError(f"{type(env).__name__} renders through Brax with {problem}")
+    brax_env = env.env
+    trajectory = [state.pipeline_state for state in each_step(states)]
+    return np.stack([np.asarray(frame, np.uint8) for frame in brax_env.render(trajectory, height=240, width=320)])
+
+
+def printed_quietly(build: Callable[[], Any]) -> Any:
+    """`build()` with what it prints swallowed (MPE's visualiser reports its set-up on stdout)."""
+    result: list[Any] = []
+    printed(lambda: result.append(build()))
+    return result[0]
+
+
+DRAWINGS: dict[str, Callable[[Any, Any], np.ndarray]] = {
+    "MPE": _mpe,
+    "SMAX": _smax,
+    "JaxNav": _jaxnav,
+    "Overcooked": _overcooked,
+    "Coin Game": _coin_game,
+    "STORM": _storm,
+    "Hanabi": _text,
+    "Switch Riddle": _text,
+    "MABrax": _mabrax,
+}
+"""JaxMARL family name -> its drawing of (the JaxMARL env, its states stacked on a time axis)."""
+
+
+__all__ = ["DRAWINGS", "on_host"]
