@@ -37,7 +37,7 @@ def _assert_drawn(frames: np.ndarray, env_id: str) -> None:
         ("pgx/minatar-breakout", None, None),  # Pgx's matplotlib SVG (sizes in points, an embedded image)
         ("jumanji/Game2048-v1", 400, 400),  # Jumanji's matplotlib viewer at 4 x 4 inches
         ("xminigrid/MiniGrid-Empty-5x5", 160, 160),  # XLand-MiniGrid's tiles: 5 x 5 cells of 32 pixels
-        ("jaxmarl/MPE_simple_v3", 400, 400),  # JaxMARL's MPEVisualizer
+        ("jaxmarl/MPE_simple_v3", 500, 500),  # JaxMARL's MPEVisualizer, its 5 x 5 inch figure
         ("jaxmarl/hanabi", None, None),  # Hanabi prints its state: the text drawn into the frame
         ("jaxmarl/switch_riddle", None, None),
     ],

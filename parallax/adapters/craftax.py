@@ -110,8 +110,11 @@ class CraftaxAdapter(Adapter[State]):
         return observation, next_state, dict(info)
 
     def render(self, state: State) -> Array:
-        """`uint8[H, W, 3]` of the state through Craftax's own pixel renderer (jittable; the game's textures at
-        `BLOCK_PIXEL_SIZE_IMG` pixels a block), for the Pixels and the Symbolic envs alike."""
+        """`uint8[H, W, 3]` of the state through Craftax's own pixel renderer (jittable): a Pixels env's observation
+        is that picture already (scaled to [0, 1]); a Symbolic env is drawn with the game's textures at
+        `BLOCK_PIXEL_SIZE_IMG` pixels a block."""
+        if state.observation.ndim == 3:
+            return jnp.clip(jnp.round(state.observation * 255), 0, 255).astype(jnp.uint8)
         if self._pixel_renderer is None:
             self._pixel_renderer = _pixel_renderer(self.env)
         pixels = self._pixel_renderer(state.env_state)

@@ -90,7 +90,11 @@ def use_offscreen_matplotlib() -> None:
 
 
 def figure_frame(figure: Any) -> np.ndarray:
-    """A matplotlib figure's pixels (drawn on its Agg canvas)."""
+    """A matplotlib figure's pixels (drawn on its Agg canvas; a bare `Figure` gets one)."""
+    if not hasattr(figure.canvas, "buffer_rgba"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(figure)
     figure.canvas.draw()
     return as_rgb(np.asarray(figure.canvas.buffer_rgba()))
 

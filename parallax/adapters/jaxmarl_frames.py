@@ -2,9 +2,10 @@
 
 MPE through `MPEVisualizer`, SMAX and JaxNav through their envs' `init_render`
 onto a matplotlib axis, Overcooked through `OvercookedVisualizer` (and V2's),
-Coin Game and STORM through their envs' `render`, MABrax through Brax's MuJoCo
-renderer; Hanabi and Switch Riddle only print text, which is drawn into the
-frame. Everything runs on the host after the episode is recorded; jaxmarl,
+STORM through its env's `render`, MABrax through Brax's MuJoCo renderer;
+Hanabi and Switch Riddle only print text, which is drawn into the frame, and
+Coin Game, whose `render` no longer runs on matplotlib 3.10+, is drawn here
+from its state. Everything runs on the host after the episode is recorded; jaxmarl,
 matplotlib and the rasterisers are imported when a drawing is asked for.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
@@ -29,7 +31,7 @@ def on_host(tree: Any) -> Any:
     """Every array leaf as numpy (PRNG keys, which numpy cannot hold, stay as they are)."""
 
     def convert(leaf: Any) -> Any:
-        if isinstance(leaf, jax.Array) and jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        if isinstance(leaf, jax.Array) and jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key):
             return leaf
         return np.asarray(leaf)
 
@@ -56,7 +58,7 @@ def _mpe(env: Any, states: Any) -> np.ndarray:
     from jaxmarl.environments.mpe.mpe_visualizer import MPEVisualizer
 
     steps = [on_host(state) for state in each_step(states)]
-    visualizer = printed_quietly(lambda: MPEVisualizer(env, steps))
+    visualizer = printed_quietly(lambda: MPEVisualizer(_ColoursIn255(env), steps))
     try:
         def draw(index: Any) -> np.ndarray:
             visualizer.update(int(index))
@@ -67,13 +69,26 @@ def _mpe(env: Any, states: Any) -> np.ndarray:
         plt.close(visualizer.fig)
 
 
+class _ColoursIn255:
+    """An MPE env as `MPEVisualizer` reads it: colours in 0..255 (simple_push gives them in 0..1, which it would
+    divide by 255 again into colours matplotlib refuses)."""
+
+    def __init__(self, env: Any):
+        self._env = env
+        colour = np.asarray(env.colour, np.float64)
+        self.colour = colour * 255 if colour.max() <= 1.0 else colour
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+
 def _smax(env: Any, states: Any) -> np.ndarray:
     smax = getattr(env, "_env", env)
     idle = {agent: 0 for agent in smax.agents}
 
     def draw_on(axis: Any, state: Any) -> None:
         smax_state = on_host(getattr(state, "state", state))
-        image = smax.init_render(axis, (None, smax_state, idle), 0, int(smax_state.time))
+        image = smax.init_render(axis, (None, smax_state, idle), 0, int(smax_state.step))
         axis.figure.clf()
         axis.figure.figimage(np.asarray(image.get_array()))
 
@@ -81,7 +96,8 @@ def _smax(env: Any, states: Any) -> np.ndarray:
 
 
 def _jaxnav(env: Any, states: Any) -> np.ndarray:
-    return draw_trajectory(states, _figure_drawing(lambda axis, state: env.init_render(axis, on_host(state))))
+    draw_on = lambda axis, state: env.init_render(axis, on_host(state), lidar=False)  # noqa: E731 - lidar needs obs
+    return draw_trajectory(states, _figure_drawing(draw_on))
 
 
 def _overcooked(env: Any, states: Any) -> np.ndarray:
@@ -105,8 +121,32 @@ def _overcooked(env: Any, states: Any) -> np.ndarray:
     return draw_trajectory(states, draw)
 
 
+COIN_CELL = 64
+"""Pixels of a Coin Game cell."""
+
+
 def _coin_game(env: Any, states: Any) -> np.ndarray:
-    return draw_trajectory(states, lambda state: np.asarray(env.render(on_host(state))))
+    """Coin Game's 3 x 3 grid drawn by us from its state: its own `render` calls `tostring_rgb`, which matplotlib
+    3.10 removed. The red and blue players are large discs, their coins small ones with a dark rim."""
+    rows, cols = np.mgrid[0:3 * COIN_CELL, 0:3 * COIN_CELL] + 0.5
+
+    def disc(image: np.ndarray, position: Any, radius: float, colour: tuple[int, int, int]) -> None:
+        row, col = (np.asarray(position).reshape(-1)[:2] + 0.5) * COIN_CELL
+        inside = (rows - row) ** 2 + (cols - col) ** 2 <= radius**2
+        image[inside] = colour
+
+    def draw(state: Any) -> np.ndarray:
+        state = on_host(state)
+        image = np.full((3 * COIN_CELL, 3 * COIN_CELL, 3), 255, np.uint8)
+        image[(rows.astype(int) % COIN_CELL == 0) | (cols.astype(int) % COIN_CELL == 0)] = (200, 200, 200)
+        disc(image, state.red_pos, 0.4 * COIN_CELL, (214, 39, 40))
+        disc(image, state.blue_pos, 0.3 * COIN_CELL, (31, 119, 180))
+        for position, colour in ((state.red_coin_pos, (214, 39, 40)), (state.blue_coin_pos, (31, 119, 180))):
+            disc(image, position, 0.16 * COIN_CELL, (40, 40, 40))
+            disc(image, position, 0.12 * COIN_CELL, colour)
+        return image
+
+    return draw_trajectory(states, draw)
 
 
 def _storm(env: Any, states: Any) -> np.ndarray:

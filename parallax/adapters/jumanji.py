@@ -131,10 +131,12 @@ class JumanjiAdapter(Adapter[State]):
         from parallax.adapters.host_frames import draw_trajectory, use_offscreen_matplotlib
 
         use_offscreen_matplotlib()
-        viewer = getattr(self.env, "_viewer", None)
-        if viewer is not None and hasattr(viewer, "_display_rgb_array"):
-            viewer._display = viewer._display_rgb_array  # the viewer's "rgb_array" mode: return pixels, show nothing
-            viewer.figure_size = VIEWER_FIGURE_SIZE
+        from jumanji.viewer import MatplotlibViewer
+
+        for viewer in vars(self.env).values():  # Jumanji's envs keep it as _viewer, viewer or _env_viewer
+            if isinstance(viewer, MatplotlibViewer):
+                viewer._display = viewer._display_rgb_array  # its "rgb_array" mode: return pixels, show nothing
+                viewer.figure_size = VIEWER_FIGURE_SIZE
         try:
             return draw_trajectory(states.env_state, self._draw)
         finally:
