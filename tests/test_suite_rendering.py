@@ -38,7 +38,6 @@ def _assert_drawn(frames: np.ndarray, env_id: str) -> None:
         ("jumanji/Game2048-v1", 400, 400),  # Jumanji's matplotlib viewer at 4 x 4 inches
         ("xminigrid/MiniGrid-Empty-5x5", 160, 160),  # XLand-MiniGrid's tiles: 5 x 5 cells of 32 pixels
         ("jaxmarl/MPE_simple_v3", 500, 500),  # JaxMARL's MPEVisualizer, its 5 x 5 inch figure
-        ("jaxmarl/hanabi", None, None),  # Hanabi prints its state: the text drawn into the frame
         ("jaxmarl/switch_riddle", None, None),
     ],
 )
@@ -49,8 +48,9 @@ def test_one_id_per_family_draws_with_its_suites_renderer(env_id, height, width)
         assert frames.shape[1:3] == (height, width), frames.shape
 
 
-def test_text_frames_follow_the_game():
+def test_hanabi_is_drawn_as_its_printed_text_and_follows_the_game():
     frames = _frames("jaxmarl/hanabi")
+    _assert_drawn(frames, "jaxmarl/hanabi")
     assert not np.array_equal(frames[0], frames[-1])  # the printed state changes as cards are played or hinted
 
 

@@ -70,13 +70,14 @@ def _mpe(env: Any, states: Any) -> np.ndarray:
 
 
 class _ColoursIn255:
-    """An MPE env as `MPEVisualizer` reads it: colours in 0..255 (simple_push gives them in 0..1, which it would
-    divide by 255 again into colours matplotlib refuses)."""
+    """An MPE env as `MPEVisualizer` reads it: one RGB colour in 0..255 per entity (simple_push lists its
+    landmarks' colour as loose numbers, which the visualiser cannot hand to matplotlib)."""
 
     def __init__(self, env: Any):
         self._env = env
-        colour = np.asarray(env.colour, np.float64)
-        self.colour = colour * 255 if colour.max() <= 1.0 else colour
+        colours = [np.broadcast_to(np.asarray(colour, np.float64).reshape(-1)[:3], (3,)) for colour in env.colour]
+        colours += [np.full(3, 128.0)] * (int(env.num_entities) - len(colours))
+        self.colour = [colour * 255 if colour.max() <= 1.0 else colour for colour in colours]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._env, name)
