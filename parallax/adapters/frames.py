@@ -146,15 +146,19 @@ OBSERVATION_SIDE = 192
 _PANEL_PALETTE = np.asarray([_BLUE, _ORANGE, _GREEN, (214, 39, 40), (148, 103, 189), (240, 200, 40),
                              (140, 86, 75), (227, 119, 194), (127, 127, 127), (23, 190, 207)], np.float32)
 _ROW_CELLS = 32
-"""A vector observation is wrapped into rows of this many cells."""
+"""A vector observation too long for bars is wrapped into rows of this many cells."""
+_MAX_BARS = 96
+"""A vector observation of at most this many numbers is drawn as bars."""
+_BAR_HEIGHT = 96
 
 
 def observation_frame(observation: Any) -> Array:
     """`uint8[H, W, 3]` of an observation pytree, for envs whose suite draws nothing: one panel per leaf, stacked.
 
     A leaf of shape `[..., H, W, C]` (a grid of channels, e.g. MinAtar's) is drawn as an image, channel `c` in
-    its own colour, one copy per leading index side by side (every agent's view); any other leaf as a grid of
-    cells, positive values orange and negative blue, darker for larger magnitudes (a vector wrapped into rows).
+    its own colour, one copy per leading index side by side (every agent's view); a short vector as bars about
+    a zero line; any other leaf as a grid of cells, positive values orange and negative blue, darker for larger
+    magnitudes (a long vector wrapped into rows).
     Jittable: shapes depend only on the observation's shapes.
     """
     panels = [_panel(jnp.asarray(leaf)) for leaf in jax.tree_util.tree_leaves(observation)]
@@ -175,11 +179,30 @@ def _panel(leaf: Array) -> Array:
         pictures = [_channels_picture(image) for image in images[:8]]
         gap = jnp.full((pictures[0].shape[0], 4, 3), 255, jnp.uint8)
         return jnp.concatenate([part for picture in pictures for part in (picture, gap)][:-1], axis=1)
-    values = leaf.reshape((-1,)) if leaf.ndim != 2 else leaf
+    values = leaf if leaf.ndim == 2 and min(leaf.shape) > 1 else leaf.reshape((-1,))
+    if values.ndim == 1 and values.shape[0] <= _MAX_BARS:
+        return _bars(values.astype(jnp.float32))
     if values.ndim == 1:
-        rows = -(-max(values.shape[0], 1) // _ROW_CELLS)
+        rows = -(-values.shape[0] // _ROW_CELLS)
         values = jnp.pad(values.astype(jnp.float32), (0, rows * _ROW_CELLS - values.shape[0])).reshape(rows, _ROW_CELLS)
     return _values_picture(values.astype(jnp.float32))
+
+
+def _bars(values: Array) -> Array:
+    """A vector as bars about a grey zero line: up and orange for positive, down and blue for negative."""
+    count = max(values.shape[0], 1)
+    bar = max(4, OBSERVATION_SIDE // count)
+    height = _BAR_HEIGHT
+    rows = jnp.arange(height)[:, None]
+    cols = jnp.arange(count * bar)[None, :]
+    scaled = jnp.pad(values, (0, count - values.shape[0]))
+    scaled = scaled / jnp.maximum(jnp.abs(scaled).max(), 1e-6)
+    level = scaled[cols // bar] * (height / 2 - 2)
+    up = (height / 2) - (rows + 0.5)
+    inside = (cols % bar != bar - 1) & (((up >= 0) & (up <= level)) | ((up <= 0) & (up >= level)))
+    image = _paint(jnp.broadcast_to(jnp.asarray(_WHITE, jnp.uint8), (height, count * bar, 3)), inside & (level > 0), _ORANGE)
+    image = _paint(image, inside & (level < 0), _BLUE)
+    return _paint(image, rows == height // 2, _GREY)
 
 
 def _enlarge(image: Array) -> Array:
