@@ -127,26 +127,22 @@ class JumanjiAdapter(Adapter[State]):
         return info
 
     def render_trajectory(self, states: State) -> np.ndarray:
-        """`uint8[T, H, W, 3]`: Jumanji's own viewer's picture of every step (`env.render`, matplotlib off-screen)."""
+        """`uint8[T, H, W, 3]`: Jumanji's own viewer's picture of every step (matplotlib, off-screen)."""
         from parallax.adapters.host_frames import draw_trajectory, use_offscreen_matplotlib
 
         use_offscreen_matplotlib()
         from jumanji.viewer import MatplotlibViewer
 
-        for viewer in vars(self.env).values():  # Jumanji's envs keep it as _viewer, viewer or _env_viewer
-            if isinstance(viewer, MatplotlibViewer):
-                viewer._display = viewer._display_rgb_array  # its "rgb_array" mode: return pixels, show nothing
-                viewer.figure_size = VIEWER_FIGURE_SIZE
-        try:
-            return draw_trajectory(states.env_state, self._draw)
+        viewers = [v for v in vars(self.env).values() if isinstance(v, MatplotlibViewer)]  # _viewer, viewer, _env_viewer
+        if not viewers:
+            raise RenderUnavailableError(f"{type(self.env).__name__} has no matplotlib viewer to draw with")
+        viewer = viewers[0]
+        viewer._display = viewer._display_rgb_array  # its "rgb_array" mode: return pixels, show nothing
+        viewer.figure_size = VIEWER_FIGURE_SIZE
+        try:  # the viewer itself: some envs' `render` (Snake's) drop the picture it returns
+            return draw_trajectory(states.env_state, viewer.render)
         finally:
-            self.env.close()
-
-    def _draw(self, env_state: Any) -> np.ndarray:
-        frame = self.env.render(env_state)
-        if frame is None:
-            raise RenderUnavailableError(f"{type(self.env).__name__}'s viewer returned no picture (it only shows one)")
-        return frame
+            viewer.close()
 
     def __repr__(self) -> str:
         return f"JumanjiAdapter({type(self.env).__name__})"
