@@ -1,4 +1,4 @@
-"""Frames of adapted envs drawn in `jnp`: gymnax's classic-control envs, any observation as a picture, and why others cannot render.
+"""Frames drawn in `jnp`: gymnax's classic-control envs, any observation as a picture, and why an env cannot render.
 
 gymnax draws nothing itself, so CartPole, Acrobot, MountainCar and Pendulum
 are drawn here as pure functions of the gymnax `EnvState` returning
@@ -200,7 +200,8 @@ def _bars(values: Array) -> Array:
     level = scaled[cols // bar] * (height / 2 - 2)
     up = (height / 2) - (rows + 0.5)
     inside = (cols % bar != bar - 1) & (((up >= 0) & (up <= level)) | ((up <= 0) & (up >= level)))
-    image = _paint(jnp.broadcast_to(jnp.asarray(_WHITE, jnp.uint8), (height, count * bar, 3)), inside & (level > 0), _ORANGE)
+    image = jnp.broadcast_to(jnp.asarray(_WHITE, jnp.uint8), (height, count * bar, 3))
+    image = _paint(image, inside & (level > 0), _ORANGE)
     image = _paint(image, inside & (level < 0), _BLUE)
     return _paint(image, rows == height // 2, _GREY)
 
@@ -225,7 +226,8 @@ def _channels_picture(image: Array) -> Array:
 def _values_picture(values: Array) -> Array:
     """A `[rows, cols]` grid of numbers: orange for positive, blue for negative, the largest magnitude darkest."""
     scaled = values / jnp.maximum(jnp.abs(values).max(), 1e-6)
-    ink = jnp.where(scaled[..., None] >= 0, 255.0 - jnp.asarray(_ORANGE, jnp.float32), 255.0 - jnp.asarray(_BLUE, jnp.float32))
+    orange, blue = 255.0 - jnp.asarray(_ORANGE, jnp.float32), 255.0 - jnp.asarray(_BLUE, jnp.float32)
+    ink = jnp.where(scaled[..., None] >= 0, orange, blue)
     picture = 255.0 - jnp.abs(scaled)[..., None] * ink
     picture = _enlarge(picture.astype(jnp.uint8))
     return picture

@@ -71,7 +71,8 @@ def svg_frame(svg: str) -> np.ndarray:
         import resvg_py
     except ModuleNotFoundError:
         raise RenderUnavailableError(
-            "drawing SVG boards needs resvg-py, which is not installed; install it with: pip install 'parallax-zoo[pgx]'"
+            "drawing SVG boards needs resvg-py, which is not installed; "
+            "install it with: pip install 'parallax-zoo[pgx]'"
         ) from None
     from PIL import Image
 
@@ -82,7 +83,7 @@ def svg_frame(svg: str) -> np.ndarray:
 
 
 def use_offscreen_matplotlib() -> None:
-    """Select matplotlib's Agg backend where there is no display, before pyplot is imported, so viewers draw off-screen."""
+    """Select matplotlib's Agg backend where there is no display, so that viewers draw off-screen."""
     import matplotlib
 
     if not os.environ.get("DISPLAY"):

@@ -154,7 +154,9 @@ def _storm(env: Any, states: Any) -> np.ndarray:
     """STORM's own `render`, given its state with JaxMARL's integer widths (the adapter keeps the narrower dtypes
     STORM's step returns, on which its drawing overflows)."""
     widened = lambda leaf: leaf.astype(np.int32) if np.issubdtype(leaf.dtype, np.integer) else leaf  # noqa: E731
-    return draw_trajectory(states, lambda state: np.asarray(env.render(jax.tree_util.tree_map(widened, on_host(state)))))
+    return draw_trajectory(
+        states, lambda state: np.asarray(env.render(jax.tree_util.tree_map(widened, on_host(state))))
+    )
 
 
 def _text(env: Any, states: Any) -> np.ndarray:

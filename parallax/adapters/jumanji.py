@@ -140,7 +140,7 @@ class JumanjiAdapter(Adapter[State]):
         viewer._display = viewer._display_rgb_array  # its "rgb_array" mode: return pixels, show nothing
         viewer.figure_size = VIEWER_FIGURE_SIZE
         try:  # the viewer itself: some envs' `render` (Snake's) drop the picture it returns
-            return draw_trajectory(states.env_state, viewer.render)
+            return draw_trajectory(states.env_state, lambda env_state: np.asarray(viewer.render(env_state)))
         finally:
             viewer.close()
 

@@ -127,7 +127,7 @@ def record(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> Recording
 
 
 def _drawn_on_host(env: Any, states: Any) -> np.ndarray:
-    """The suite's own renderer on the recorded states; a failure inside it is one `RenderUnavailableError` naming it."""
+    """The suite's own renderer on the recorded states; a failure inside it becomes one `RenderUnavailableError`."""
     try:
         return np.asarray(env.render_trajectory(states), np.uint8)
     except RenderUnavailableError:
