@@ -138,6 +138,8 @@ class JumanjiAdapter(Adapter[State]):
             raise RenderUnavailableError(f"{type(self.env).__name__} has no matplotlib viewer to draw with")
         viewer = viewers[0]
         viewer._display = viewer._display_rgb_array  # its "rgb_array" mode: return pixels, show nothing
+        if type(viewer).__name__ == "MMSTViewer":
+            viewer._display = lambda figure: viewer._display_rgb_array(_framing_the_nodes(figure))
         viewer.figure_size = VIEWER_FIGURE_SIZE
         try:  # the viewer itself: some envs' `render` (Snake's) drop the picture it returns
             return draw_trajectory(states.env_state, lambda env_state: np.asarray(viewer.render(env_state)))
@@ -146,6 +148,18 @@ class JumanjiAdapter(Adapter[State]):
 
     def __repr__(self) -> str:
         return f"JumanjiAdapter({type(self.env).__name__})"
+
+
+def _framing_the_nodes(figure: Any) -> Any:
+    """MMST's figure with its axes around its nodes: its viewer adds them as artists, which autoscaling misses,
+    and leaves the view at +-0.055 while the nodes lie in [0, 1], so its pictures would be blank."""
+    for axes in figure.axes:
+        centres = np.asarray([patch.center for patch in axes.patches if hasattr(patch, "center")])
+        if len(centres):
+            low, high = centres.min(axis=0) - 0.1, centres.max(axis=0) + 0.1
+            axes.set_xlim(low[0], high[0])
+            axes.set_ylim(low[1], high[1])
+    return figure
 
 
 def corrected_observation_spec(env: Environment) -> Any:
