@@ -150,12 +150,32 @@ def _coin_game(env: Any, states: Any) -> np.ndarray:
     return draw_trajectory(states, draw)
 
 
+class _StormTimeBar:
+    """A STORM env whose `render_time` works on numpy 2: JaxMARL's writes `numpy.int8(255)`, which overflows once
+    a step has passed. The bars are the same: one cell per inner step played, one per outer round."""
+
+    def __init__(self, env: Any):
+        self._env = env
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def render_time(self, state: Any, width_px: int) -> np.ndarray:
+        tile_height = 32
+        image = np.zeros((2 * tile_height, width_px, 3), np.uint8)
+        for row, (done, total) in enumerate(((state.step, self._env.num_inner_steps),
+                                             (state.outer_t, self._env.num_outer_steps))):
+            image[row * tile_height:(row + 1) * tile_height, : int(done) * (width_px // int(total))] = 255
+        return image
+
+
 def _storm(env: Any, states: Any) -> np.ndarray:
-    """STORM's own `render`, given its state with JaxMARL's integer widths (the adapter keeps the narrower dtypes
-    STORM's step returns, on which its drawing overflows)."""
+    """STORM's own `render` (with its time bar fixed, `_StormTimeBar`), given its state with integer widths that
+    do not overflow (the adapter keeps the narrower dtypes STORM's step returns)."""
     widened = lambda leaf: leaf.astype(np.int32) if np.issubdtype(leaf.dtype, np.integer) else leaf  # noqa: E731
+    patched = _StormTimeBar(env)
     return draw_trajectory(
-        states, lambda state: np.asarray(env.render(jax.tree_util.tree_map(widened, on_host(state))))
+        states, lambda state: np.asarray(type(env).render(patched, jax.tree_util.tree_map(widened, on_host(state))))
     )
 
 
