@@ -133,7 +133,8 @@ class JumanjiAdapter(Adapter[State]):
         use_offscreen_matplotlib()
         from jumanji.viewer import MatplotlibViewer
 
-        viewers = [v for v in vars(self.env).values() if isinstance(v, MatplotlibViewer)]  # _viewer, viewer, _env_viewer
+        # Jumanji's envs keep their viewer as _viewer, viewer or _env_viewer
+        viewers = [v for v in vars(self.env).values() if isinstance(v, MatplotlibViewer)]
         if not viewers:
             raise RenderUnavailableError(f"{type(self.env).__name__} has no matplotlib viewer to draw with")
         viewer = viewers[0]
