@@ -54,6 +54,7 @@ class CraftaxAdapter(Adapter[State]):
             observation.shape,
             observation.dtype,
         )
+        self._pixel_renderer: Any = None
         action_space = env.action_space(self.params)
         if not isinstance(action_space, craftax_spaces.Discrete):
             raise TypeError(f"CraftaxAdapter expects a Discrete action space, got {type(action_space).__name__}")
@@ -108,8 +109,30 @@ class CraftaxAdapter(Adapter[State]):
         )
         return observation, next_state, dict(info)
 
+    def render(self, state: State) -> Array:
+        """`uint8[H, W, 3]` of the state through Craftax's own pixel renderer (jittable): a Pixels env's observation
+        is that picture already (scaled to [0, 1]); a Symbolic env is drawn with the game's textures at
+        `BLOCK_PIXEL_SIZE_IMG` pixels a block."""
+        if state.observation.ndim == 3:
+            return jnp.clip(jnp.round(state.observation * 255), 0, 255).astype(jnp.uint8)
+        if self._pixel_renderer is None:
+            self._pixel_renderer = _pixel_renderer(self.env)
+        pixels = self._pixel_renderer(state.env_state)
+        return jnp.clip(jnp.round(pixels), 0, 255).astype(jnp.uint8)
+
     def __repr__(self) -> str:
         return f"CraftaxAdapter({self.env.name})"
+
+
+def _pixel_renderer(env: Any) -> Any:
+    """Craftax's (or Craftax-Classic's) `render_craftax_pixels` for `env`, textures loaded from the craftax package."""
+    if type(env).__module__.startswith("craftax.craftax_classic"):
+        from craftax.craftax_classic.constants import BLOCK_PIXEL_SIZE_IMG
+        from craftax.craftax_classic.renderer import make_craftax_pixel_renderer
+    else:
+        from craftax.craftax.constants import BLOCK_PIXEL_SIZE_IMG
+        from craftax.craftax.renderer import make_craftax_pixel_renderer
+    return make_craftax_pixel_renderer(BLOCK_PIXEL_SIZE_IMG)
 
 
 __all__ = ["CraftaxAdapter"]

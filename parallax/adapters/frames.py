@@ -1,11 +1,12 @@
-"""Frames of adapted envs: gymnax's classic-control envs drawn from their state in `jnp`, and why others cannot render.
+"""Frames drawn in `jnp`: gymnax's classic-control envs, any observation as a picture, and why an env cannot render.
 
 gymnax draws nothing itself, so CartPole, Acrobot, MountainCar and Pendulum
 are drawn here as pure functions of the gymnax `EnvState` returning
-`uint8[H, W, 3]` (jittable, like the native envs' `render`). Brax and
-Playground envs render through their own MuJoCo renderer on the host
-(`render_trajectory` on their adapters), which needs an OpenGL backend.
-This module imports jax only.
+`uint8[H, W, 3]` (jittable, like the native envs' `render`); an env whose
+suite has no drawing is drawn from its observation (`observation_frame`).
+Suites that draw on the host (MuJoCo for Brax and Playground, Pgx's SVG,
+Jumanji's and JaxMARL's matplotlib viewers) do so in `render_trajectory` on
+their adapters (`host_frames`). This module imports jax only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array
 
 HEIGHT, WIDTH = 128, 192
@@ -137,6 +140,99 @@ GYMNAX_DRAWINGS: dict[str, Callable[[Any, Any], Array]] = {
 """gymnax env name -> its drawing from (`EnvState`, params)."""
 
 
+OBSERVATION_SIDE = 192
+"""About how many pixels the long side of one observation panel gets in `observation_frame`."""
+
+_PANEL_PALETTE = np.asarray([_BLUE, _ORANGE, _GREEN, (214, 39, 40), (148, 103, 189), (240, 200, 40),
+                             (140, 86, 75), (227, 119, 194), (127, 127, 127), (23, 190, 207)], np.float32)
+_ROW_CELLS = 32
+"""A vector observation too long for bars is wrapped into rows of this many cells."""
+_MAX_BARS = 96
+"""A vector observation of at most this many numbers is drawn as bars."""
+_BAR_HEIGHT = 96
+
+
+def observation_frame(observation: Any) -> Array:
+    """`uint8[H, W, 3]` of an observation pytree, for envs whose suite draws nothing: one panel per leaf, stacked.
+
+    A leaf of shape `[..., H, W, C]` (a grid of channels, e.g. MinAtar's) is drawn as an image, channel `c` in
+    its own colour, one copy per leading index side by side (every agent's view); a short vector as bars about
+    a zero line; any other leaf as a grid of cells, positive values orange and negative blue, darker for larger
+    magnitudes (a long vector wrapped into rows).
+    Jittable: shapes depend only on the observation's shapes.
+    """
+    panels = [_panel(jnp.asarray(leaf)) for leaf in jax.tree_util.tree_leaves(observation)]
+    if not panels:
+        return _blank()
+    width = max(panel.shape[1] for panel in panels)
+    separator = jnp.full((4, width, 3), 255, jnp.uint8)
+    rows = []
+    for panel in panels:
+        pad = jnp.full((panel.shape[0], width - panel.shape[1], 3), 255, jnp.uint8)
+        rows += [jnp.concatenate([panel, pad], axis=1), separator]
+    return jnp.concatenate(rows[:-1], axis=0)
+
+
+def _panel(leaf: Array) -> Array:
+    if leaf.ndim >= 3 and leaf.shape[-3] >= 2 and leaf.shape[-2] >= 2:
+        images = leaf.reshape((-1, *leaf.shape[-3:]))
+        pictures = [_channels_picture(image) for image in images[:8]]
+        gap = jnp.full((pictures[0].shape[0], 4, 3), 255, jnp.uint8)
+        return jnp.concatenate([part for picture in pictures for part in (picture, gap)][:-1], axis=1)
+    values = leaf if leaf.ndim == 2 and min(leaf.shape) > 1 else leaf.reshape((-1,))
+    if values.ndim == 1 and values.shape[0] <= _MAX_BARS:
+        return _bars(values.astype(jnp.float32))
+    if values.ndim == 1:
+        rows = -(-values.shape[0] // _ROW_CELLS)
+        values = jnp.pad(values.astype(jnp.float32), (0, rows * _ROW_CELLS - values.shape[0])).reshape(rows, _ROW_CELLS)
+    return _values_picture(values.astype(jnp.float32))
+
+
+def _bars(values: Array) -> Array:
+    """A vector as bars about a grey zero line: up and orange for positive, down and blue for negative."""
+    count = max(values.shape[0], 1)
+    bar = max(4, OBSERVATION_SIDE // count)
+    height = _BAR_HEIGHT
+    rows = jnp.arange(height)[:, None]
+    cols = jnp.arange(count * bar)[None, :]
+    scaled = jnp.pad(values, (0, count - values.shape[0]))
+    scaled = scaled / jnp.maximum(jnp.abs(scaled).max(), 1e-6)
+    level = scaled[cols // bar] * (height / 2 - 2)
+    up = (height / 2) - (rows + 0.5)
+    inside = (cols % bar != bar - 1) & (((up >= 0) & (up <= level)) | ((up <= 0) & (up >= level)))
+    image = jnp.broadcast_to(jnp.asarray(_WHITE, jnp.uint8), (height, count * bar, 3))
+    image = _paint(image, inside & (level > 0), _ORANGE)
+    image = _paint(image, inside & (level < 0), _BLUE)
+    return _paint(image, rows == height // 2, _GREY)
+
+
+def _enlarge(image: Array) -> Array:
+    cell = max(1, min(16, OBSERVATION_SIDE // max(image.shape[0], image.shape[1])))
+    return jnp.repeat(jnp.repeat(image, cell, axis=0), cell, axis=1)
+
+
+def _channels_picture(image: Array) -> Array:
+    """An `[H, W, C]` grid: RGB bytes as they are; otherwise each channel scaled to [0, 1] and tinted in its colour."""
+    if image.shape[-1] == 3 and image.dtype == jnp.uint8:
+        return _enlarge(image)
+    values = image.astype(jnp.float32)
+    low, high = values.min(), values.max()
+    values = (values - low) / jnp.maximum(high - low, 1e-6)
+    ink = 255.0 - jnp.asarray(np.resize(_PANEL_PALETTE, (image.shape[-1], 3)))
+    picture = 255.0 - jnp.clip(jnp.einsum("hwc,cd->hwd", values, ink), 0.0, 255.0)
+    return _enlarge(picture.astype(jnp.uint8))
+
+
+def _values_picture(values: Array) -> Array:
+    """A `[rows, cols]` grid of numbers: orange for positive, blue for negative, the largest magnitude darkest."""
+    scaled = values / jnp.maximum(jnp.abs(values).max(), 1e-6)
+    orange, blue = 255.0 - jnp.asarray(_ORANGE, jnp.float32), 255.0 - jnp.asarray(_BLUE, jnp.float32)
+    ink = jnp.where(scaled[..., None] >= 0, orange, blue)
+    picture = 255.0 - jnp.abs(scaled)[..., None] * ink
+    picture = _enlarge(picture.astype(jnp.uint8))
+    return picture
+
+
 def mujoco_renderer_problem() -> str | None:
     """Why MuJoCo's renderer cannot start here (None where it may): it needs a display or EGL/OSMesa.
 
@@ -156,4 +252,7 @@ def mujoco_renderer_problem() -> str | None:
             "install libEGL (apt install libegl1) or OSMesa (apt install libosmesa6), or set MUJOCO_GL")
 
 
-__all__ = ["GYMNAX_DRAWINGS", "HEIGHT", "RenderUnavailableError", "WIDTH", "mujoco_renderer_problem"]
+__all__ = [
+    "GYMNAX_DRAWINGS", "HEIGHT", "OBSERVATION_SIDE", "RenderUnavailableError", "WIDTH", "mujoco_renderer_problem",
+    "observation_frame",
+]

@@ -32,7 +32,7 @@ from gymnax.environments.misc.gaussian_bandit import GaussianBandit
 from gymnax.environments.misc.meta_maze import MetaMaze
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.frames import GYMNAX_DRAWINGS, RenderUnavailableError
+from parallax.adapters.frames import GYMNAX_DRAWINGS, observation_frame
 from parallax.adapters.base import Adapter, cast_like, reads_input, zeros_like_signature
 from parallax.core import State
 from parallax.spaces import Box, Discrete, PyTreeSpace, Space, clip_action
@@ -115,19 +115,13 @@ class GymnaxAdapter(Adapter[State]):
         )(key, env_state, action)
         return (observation, next_state, reward, terminated, dict(info)), reads_input(jaxpr, 0)
 
-    @property
-    def cannot_render(self) -> str | None:
-        """Why `render` cannot draw this env (None where it can): only the classic-control envs have drawings."""
-        if self.env.name in GYMNAX_DRAWINGS:
-            return None
-        return (f"gymnax draws no frames and parallax has no drawing of {self.env.name}; "
-                f"the gymnax envs drawn are {', '.join(sorted(GYMNAX_DRAWINGS))}")
-
     def render(self, state: State) -> Array:
-        """`uint8[H, W, 3]` of the state, drawn in `jnp` (so it jits), for the classic-control envs."""
-        if self.cannot_render is not None:
-            raise RenderUnavailableError(self.cannot_render)
-        return GYMNAX_DRAWINGS[self.env.name](state.env_state, self.params)
+        """`uint8[H, W, 3]` of the state, drawn in `jnp` (so it jits): the classic-control envs as their scene,
+        every other gymnax env (gymnax draws none itself) as its observation (`frames.observation_frame`)."""
+        drawing = GYMNAX_DRAWINGS.get(self.env.name)
+        if drawing is None:
+            return observation_frame(state.observation)
+        return drawing(state.env_state, self.params)
 
     def __repr__(self) -> str:
         return f"GymnaxAdapter({self.env.name})"

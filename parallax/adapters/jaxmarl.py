@@ -490,6 +490,13 @@ class JaxMARLAdapter(Adapter[MARLState]):
         observation, next_state, _, _, info = jax.eval_shape(self.env.step_env, key, env_state, actions)
         return {"observation": observation, "env_state": next_state, "info": dict(info)}
 
+    def render_trajectory(self, states: MARLState) -> np.ndarray:
+        """`uint8[T, H, W, 3]`: JaxMARL's own visualiser's picture of every step, drawn on the host
+        (`jaxmarl_frames`; text drawn into the frame for Hanabi and Switch Riddle, which only print)."""
+        from parallax.adapters.jaxmarl_frames import DRAWINGS
+
+        return DRAWINGS[self.family.name](self.env, states.env_state)
+
     def __repr__(self) -> str:
         return f"JaxMARLAdapter({type(self.env).__name__})"
 

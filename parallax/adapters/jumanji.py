@@ -36,8 +36,13 @@ from jumanji.wrappers import Wrapper
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.base import Adapter, cast_like, next_key, raw_key, zeros_like_signature
+from parallax.adapters.frames import RenderUnavailableError
 from parallax.core import State
 from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
+
+
+VIEWER_FIGURE_SIZE = (4.0, 4.0)
+"""Inches of a Jumanji viewer's figure when recording (400 x 400 pixels at matplotlib's 100 dpi)."""
 
 
 class JumanjiAdapter(Adapter[State]):
@@ -121,8 +126,41 @@ class JumanjiAdapter(Adapter[State]):
             info["agent_reward"] = timestep.reward
         return info
 
+    def render_trajectory(self, states: State) -> np.ndarray:
+        """`uint8[T, H, W, 3]`: Jumanji's own viewer's picture of every step (matplotlib, off-screen)."""
+        from parallax.adapters.host_frames import draw_trajectory, use_offscreen_matplotlib
+
+        use_offscreen_matplotlib()
+        from jumanji.viewer import MatplotlibViewer
+
+        # Jumanji's envs keep their viewer as _viewer, viewer or _env_viewer
+        viewers = [v for v in vars(self.env).values() if isinstance(v, MatplotlibViewer)]
+        if not viewers:
+            raise RenderUnavailableError(f"{type(self.env).__name__} has no matplotlib viewer to draw with")
+        viewer = viewers[0]
+        viewer._display = viewer._display_rgb_array  # its "rgb_array" mode: return pixels, show nothing
+        if type(viewer).__name__ == "MMSTViewer":
+            viewer._display = lambda figure: viewer._display_rgb_array(_framing_the_nodes(figure))
+        viewer.figure_size = VIEWER_FIGURE_SIZE
+        try:  # the viewer itself: some envs' `render` (Snake's) drop the picture it returns
+            return draw_trajectory(states.env_state, lambda env_state: np.asarray(viewer.render(env_state)))
+        finally:
+            viewer.close()
+
     def __repr__(self) -> str:
         return f"JumanjiAdapter({type(self.env).__name__})"
+
+
+def _framing_the_nodes(figure: Any) -> Any:
+    """MMST's figure with its axes around its nodes: its viewer adds them as artists, which autoscaling misses,
+    and leaves the view at +-0.055 while the nodes lie in [0, 1], so its pictures would be blank."""
+    for axes in figure.axes:
+        centres = np.asarray([patch.center for patch in axes.patches if hasattr(patch, "center")])
+        if len(centres):
+            low, high = centres.min(axis=0) - 0.1, centres.max(axis=0) + 0.1
+            axes.set_xlim(low[0], high[0])
+            axes.set_ylim(low[1], high[1])
+    return figure
 
 
 def corrected_observation_spec(env: Environment) -> Any:

@@ -125,6 +125,10 @@ class PgxAdapter(Adapter[MARLState]):
         by_turn = jnp.concatenate([game.observation[None], waiting_views.astype(game.observation.dtype)])
         return by_turn[(jnp.arange(self._num_agents) - mover) % self._num_agents]
 
+    def render_trajectory(self, states: MARLState) -> np.ndarray:
+        """`uint8[T, H, W, 3]`: Pgx's own SVG board of every step (`State.to_svg`), rasterised on the host."""
+        return draw_boards(states.env_state)
+
     def __repr__(self) -> str:
         return f"PgxAdapter({self.env.id})"
 
@@ -172,8 +176,19 @@ class PgxSinglePlayerAdapter(Adapter[MaskedState]):
             action_mask=game.legal_action_mask,
         )
 
+    def render_trajectory(self, states: MaskedState) -> np.ndarray:
+        """`uint8[T, H, W, 3]`: Pgx's own SVG picture of every step (`State.to_svg`), rasterised on the host."""
+        return draw_boards(states.env_state)
+
     def __repr__(self) -> str:
         return f"PgxSinglePlayerAdapter({self.env.id})"
+
+
+def draw_boards(games: Any) -> np.ndarray:
+    """Pgx states stacked on a time axis as frames: each one's `to_svg()`, rasterised (`host_frames.svg_frame`)."""
+    from parallax.adapters.host_frames import draw_trajectory, svg_frame
+
+    return draw_trajectory(games, lambda game: svg_frame(game.to_svg()))
 
 
 def _step_uses_key(env: pgx.Env, first: Any) -> bool:

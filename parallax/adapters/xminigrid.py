@@ -31,6 +31,9 @@ from parallax.spaces import Box, Discrete, PyTreeSpace, Space
 
 AUTO_RESET_WRAPPERS = (GymAutoResetWrapper, DmEnvAutoResetWrapper)
 
+FRAME_SIDE = 320
+"""About how many pixels a drawn grid's long side gets: tiles of 8 to 32 pixels."""
+
 
 class XMiniGridAdapter(Adapter[State]):
     """Wraps an XLand-MiniGrid environment with its params; `params=None` means `env.default_params()`.
@@ -93,6 +96,21 @@ class XMiniGridAdapter(Adapter[State]):
             step_count=state.step_count + 1,
             key=next_key(state.key),
         )
+
+    def render_trajectory(self, states: State) -> np.ndarray:
+        """`uint8[T, H, W, 3]`: XLand-MiniGrid's own picture of every step (`xminigrid.rendering.rgb_render`),
+        the whole grid with the agent's field of view highlighted, drawn on the host."""
+        from xminigrid.rendering.rgb_render import render
+
+        from parallax.adapters.host_frames import draw_trajectory
+
+        tile_size = max(8, min(32, FRAME_SIDE // max(int(self.params.height), int(self.params.width))))
+
+        def draw(timestep: Any) -> np.ndarray:
+            agent = jax.tree_util.tree_map(np.asarray, timestep.state.agent)
+            return render(np.asarray(timestep.state.grid), agent, int(self.params.view_size), tile_size)
+
+        return draw_trajectory(states.env_state, draw)
 
     def __repr__(self) -> str:
         return f"XMiniGridAdapter({type(self.env).__name__}, {self.params.height}x{self.params.width})"

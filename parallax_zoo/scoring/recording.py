@@ -121,9 +121,20 @@ def record(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> Recording
         return frames, stack(jnp.zeros_like(rewards[0]), rewards), ended
 
     frames, rewards, ended = run(reset_key, scan_key)
-    frames = env.render_trajectory(frames) if host else np.asarray(frames)
+    frames = _drawn_on_host(env, frames) if host else np.asarray(frames)
     ended = np.asarray(ended)
     return Recording(frames, np.asarray(rewards, np.float32), int(np.argmax(ended)) + 1 if ended.any() else None)
+
+
+def _drawn_on_host(env: Any, states: Any) -> np.ndarray:
+    """The suite's own renderer on the recorded states; a failure inside it becomes one `RenderUnavailableError`."""
+    try:
+        return np.asarray(env.render_trajectory(states), np.uint8)
+    except RenderUnavailableError:
+        raise
+    except Exception as error:  # a foreign renderer's own failure: reported in one line, not as a traceback
+        name = type(getattr(env, "unwrapped", env)).__name__
+        raise RenderUnavailableError(f"{name}: its suite's renderer failed ({type(error).__name__}: {error})") from error
 
 
 def _reward_of(state: Any) -> Array:
