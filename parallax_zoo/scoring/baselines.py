@@ -266,7 +266,9 @@ def play_description(env_id: str, agent: Policy | SearchPlayer) -> str:
     return (
         f" It plays with Gumbel MuZero search (`mctx`) over the game's own rules: {settings.simulations} simulations "
         f"per move, the network's policy as prior and its critic as leaf value"
-        f"{', and a one-move win check at every node' if settings.win_check else ''}; one move from the opening costs "
+        f"{', and a one-move win check at every node' if settings.win_check else ''}; at the root it takes a winning "
+        "move when there is one, and otherwise never a move that lets the opponent win at once if another move "
+        "prevents it (docs/baselines.md); one move from the opening costs "
         f"{cost:.1f} ms for a batch of {MOVE_COST_GAMES} games ({cost / MOVE_COST_GAMES:.2f} ms per game) on "
         f"{jax.devices()[0].platform.upper()} with {os.cpu_count()} cores. `load_baseline` returns the whole agent "
         "(a `SearchPlayer`); its `.policy` is the raw network, which plays greedily without search."
