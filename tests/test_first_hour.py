@@ -82,8 +82,7 @@ def test_classic_control_frames_follow_the_state():
         assert (first != 255).any() and not np.array_equal(first, later), env_id  # drawn, and moving with the state
 
 
-def test_an_env_gymnax_draws_nothing_of_renders_its_observation(scratch_registry, tmp_path, capsys):
-    parallax_zoo.register({"id": "gymnax/Catch-bsuite", "adapter": "gymnax", "foreign_id": "Catch-bsuite"})
+def test_an_env_gymnax_draws_nothing_of_renders_its_observation(tmp_path, capsys):
     out = tmp_path / "catch.gif"
     assert main(["render", "gymnax/Catch-bsuite", "--steps", "3", "--out", str(out)]) == 0
     assert "wrote" in capsys.readouterr().out

@@ -54,8 +54,7 @@ def test_hanabi_is_drawn_as_its_printed_text_and_follows_the_game():
     assert not np.array_equal(frames[0], frames[-1])  # the printed state changes as cards are played or hinted
 
 
-def test_a_gymnax_env_gymnax_draws_nothing_of_is_drawn_from_its_observation(scratch_registry):
-    parallax_zoo.register({"id": "gymnax/Catch-bsuite", "adapter": "gymnax", "foreign_id": "Catch-bsuite"})
+def test_a_gymnax_env_gymnax_draws_nothing_of_is_drawn_from_its_observation():
     env = parallax_zoo.make("gymnax/Catch-bsuite")
     state = env.reset(key=jax.random.key(0))
     later = env.step(env.step(state, 0), 0)

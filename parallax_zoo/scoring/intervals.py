@@ -36,6 +36,8 @@ def wilson_interval(mean: float, count: int, bounds: tuple[float, float]) -> tup
 def bootstrap_interval(scores: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """The percentile bootstrap interval of the mean: 2.5% and 97.5% quantiles of resampled means."""
     values = np.asarray(scores, dtype=float)
+    if values.min() == values.max():  # every resample's mean is that one score (and summing huge ones could overflow)
+        return (float(values[0]), float(values[0]))
     picks = np.random.default_rng(BOOTSTRAP_SEED).integers(0, values.size, size=(BOOTSTRAP_RESAMPLES, values.size))
     means = values[picks].mean(axis=1)
     low, high = np.quantile(means, [0.025, 0.975])
