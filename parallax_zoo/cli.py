@@ -89,6 +89,8 @@ def _render(args: argparse.Namespace) -> int:
         policy = resolve_policy(source, args.env_id).policy
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
     steps = args.steps if args.steps is not None else parallax_zoo.spec(args.env_id).max_steps or 100
+    print(f"{args.env_id}: playing up to {steps} steps of {source} and drawing them (compiling first: seconds, "
+          "minutes for a physics env)...", file=sys.stderr, flush=True)
     recording = record(env, act, jax.random.key(args.seed), steps)
     out = _save_recording(recording, args.out or f"{baseline_dirname(args.env_id)}.gif", args.fps, args.scale)
     played = _played_line(recording, args.fps)

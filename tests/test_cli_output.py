@@ -78,6 +78,7 @@ def test_render_says_what_was_played_and_what_was_held(tmp_path):
     assert (f"baseline playing GridWorld-v0, {steps} steps played ({steps + 1} frames from the reset), "
             f"the final frame held {held:.1f} s; step {steps}, over: return") in process.stdout, process.stdout
     assert f"{max_steps + 1} frames" not in process.stdout
+    assert process.stderr.startswith(f"GridWorld-v0: playing up to {max_steps} steps of baseline and drawing them")
 
 
 def test_leaderboard_shows_the_evaluations_it_runs(tmp_path):
