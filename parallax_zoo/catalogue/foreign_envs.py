@@ -21,6 +21,7 @@ import inspect
 import io
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
@@ -75,6 +76,24 @@ def _stdout_dropped() -> Iterator[None]:
         os.dup2(saved, 1)
         os.close(saved)
         sys.stderr = stderr
+
+
+class MuJoCoWarning(UserWarning):
+    """A warning MuJoCo gave while compiling a model (e.g. a deprecated attribute in a suite's own XML)."""
+
+
+@contextlib.contextmanager
+def _mujoco_warnings_as_python_warnings() -> Iterator[None]:
+    """Turn MuJoCo's warnings inside the block into `MuJoCoWarning`s: by default MuJoCo prints them from C and
+    appends them to a MUJOCO_LOG.TXT in the working directory, neither of which is the caller's."""
+    import mujoco
+
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda message: warnings.warn(f"MuJoCo: {message}", MuJoCoWarning, stacklevel=2))
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(previous)
 
 
 def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
@@ -152,11 +171,12 @@ def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_step
     """
     mujoco_renderer_problem()
     brax_envs = import_optional("brax.envs", "brax", env_id)
-    env = brax_envs.get_environment(foreign_id)
-    if kwargs:
-        check_kwargs(env_id, kwargs, type(env))
-        check_brax_backend(env_id, foreign_id, kwargs)
-        env = type(env)(**kwargs)
+    with _mujoco_warnings_as_python_warnings():
+        env = brax_envs.get_environment(foreign_id)
+        if kwargs:
+            check_kwargs(env_id, kwargs, type(env))
+            check_brax_backend(env_id, foreign_id, kwargs)
+            env = type(env)(**kwargs)
     require_brax_fluid_support(env_id, env)
     adapter = import_optional("parallax.adapters.brax", "brax", env_id)
     episode = {} if max_steps is None else {"episode_length": max_steps}
@@ -179,7 +199,8 @@ def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps
     if max_steps is not None and "episode_length" in config:
         overrides["episode_length"] = max_steps
     overrides.update(kwargs)
-    return adapter.MJXAdapter(playground.registry.load(foreign_id, config_overrides=overrides))
+    with _mujoco_warnings_as_python_warnings():
+        return adapter.MJXAdapter(playground.registry.load(foreign_id, config_overrides=overrides))
 
 
 def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
