@@ -86,7 +86,7 @@ class MuJoCoWarning(UserWarning):
 def _mujoco_warnings_as_python_warnings() -> Iterator[None]:
     """Turn MuJoCo's warnings inside the block into `MuJoCoWarning`s: by default MuJoCo prints them from C and
     appends them to a MUJOCO_LOG.TXT in the working directory, neither of which is the caller's."""
-    import mujoco
+    mujoco = importlib.import_module("mujoco")  # its handler setters are compiled, absent from its type stubs
 
     previous = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning(lambda message: warnings.warn(f"MuJoCo: {message}", MuJoCoWarning, stacklevel=2))
