@@ -46,6 +46,8 @@ from parallax_zoo.scoring.ratings import (
     recorded_matches,
     round_robin,
 )
+from parallax_zoo.scoring.board_rows import COLUMN_NOTES, NON_FINITE_NOTE, Row, rank_key
+from parallax_zoo.scoring.leaderboard_page import leaderboard_page
 from parallax_zoo.scoring.result_checks import name_problem, result_problem
 from parallax_zoo.atomic import write_texts_atomic
 from parallax_zoo.errors import UserError
@@ -55,7 +57,6 @@ __all__ = [
     "Leaderboard", "LeaderboardInputError", "Row", "leaderboard", "load_results", "normalize",
 ]
 
-NON_FINITE_NOTE = "non-finite scores (NaN or inf): ranked last"
 RESULT_KEYS = {"env_id": str, "policy": str, "protocol": dict, "scores": list}
 """The keys a results file must hold, with their JSON types; the others `EvalResult.to_dict` holds are optional."""
 
@@ -63,45 +64,6 @@ RESULT_KEYS = {"env_id": str, "policy": str, "protocol": dict, "scores": list}
 class LeaderboardInputError(UserError, ValueError):
     """A results file is unreadable, malformed, or duplicates another's policy; the board is not made."""
 
-COLUMN_NOTES = (
-    ("rank", "Position within the env by mean score; equal scores share a rank."),
-    ("score", "The mean over the env's fixed evaluation protocol: the return, or in zero-sum games the "
-              "result against the first opponent (+1 win, 0 draw, -1 loss)."),
-    ("95% CI", "The 95% confidence interval of the mean, inside what a score can be: Wilson for zero-sum games, "
-               "a percentile bootstrap otherwise."),
-    ("normalized", "(score - random) / (baseline - random): 0 is the uniformly random player, 1 the pinned "
-                   "baseline's reference score; '-' where the env has no baseline."),
-    ("Elo", f"Zero-sum games only: a Bradley-Terry fit to every recorded game (draws count half, one virtual draw "
-            f"per pair), on a scale anchored so that the random player rates {RANDOM_ELO:.0f} and each ladder "
-            "player holds the rating of its anchoring fit; in brackets the 95% confidence interval from the "
-            "Fisher information of the fit, the anchors held fixed."),
-    ("episodes", "Episodes behind the score."),
-)
-"""What each column means, printed under the HTML table."""
-
-
-@dataclass(frozen=True)
-class Row:
-    env_id: str
-    entrant: str
-    mean: float
-    ci95: tuple[float, float]
-    episodes: int
-    normalized: float | None
-    elo: float | None = None
-    note: str = ""
-    elo_ci: tuple[float, float] | None = None
-    """The Elo rating's 95% confidence interval (`ratings.fit_ratings`)."""
-    opponents: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    """Zero-sum games: the result's win/draw/loss record against each protocol opponent (`EvalResult.opponents`)."""
-    provenance: Mapping[str, Any] = field(default_factory=dict)
-    """Where the policy's files came from: repo, commit and each file's sha256 (`EvalResult.provenance`)."""
-
-    @property
-    def normalised(self) -> float | None:
-        """The previous spelling of `normalized`, kept with a DeprecationWarning for one release."""
-        warnings.warn("Row.normalised is spelt Row.normalized now", DeprecationWarning, stacklevel=2)
-        return self.normalized
 
 
 @dataclass
@@ -122,7 +84,7 @@ class Leaderboard:
         for env_id, group in itertools.groupby(self.rows, key=lambda row: row.env_id):
             rows = list(group)
             for row in rows:
-                rank = 1 + sum(_rank_key(other) > _rank_key(row) for other in rows)  # equal scores share a rank: 1, 1, 3
+                rank = 1 + sum(rank_key(other) > rank_key(row) for other in rows)  # equal scores share a rank: 1, 1, 3
                 cells.append((
                     env_id,
                     str(rank),
@@ -162,9 +124,7 @@ class Leaderboard:
         return buffer.getvalue()
 
     def to_html(self) -> str:
-        from parallax_zoo.scoring.leaderboard_page import leaderboard_page
-
-        return leaderboard_page(self)
+        return leaderboard_page(self.rows, self.ratings, self.date)
 
     def write(self, folder: str | Path) -> dict[str, Path]:
         """Write `leaderboard.md`, `.csv` and `.html` into `folder`, as one set: all three new, or (on an
@@ -193,11 +153,6 @@ def _spreadsheet_safe(cell: str) -> str:
     except ValueError:
         return "'" + cell
     return cell
-
-
-def _rank_key(row: Row) -> float:
-    """What a row is ranked by: its mean, a non-finite one below every finite score."""
-    return row.mean if math.isfinite(row.mean) else -math.inf
 
 
 def normalize(score: float, random_score: float, baseline_score: float | None) -> float | None:
@@ -434,7 +389,7 @@ def leaderboard(
                 opponents=result.opponents,
                 provenance=result.provenance,
             ))
-    rows.sort(key=lambda row: (row.env_id, -_rank_key(row), row.entrant))  # the order depends on the results alone
+    rows.sort(key=lambda row: (row.env_id, -rank_key(row), row.entrant))  # the order depends on the results alone
     return Leaderboard(rows, ratings=board_ratings)
 
 

@@ -19,7 +19,8 @@ from urllib.parse import quote
 from parallax_zoo.catalogue.env_table import HUB_URL
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION
-from parallax_zoo.scoring.leaderboard import COLUMN_NOTES, RANDOM_ELO, Leaderboard, Rating, Row, _rank_key
+from parallax_zoo.scoring.board_rows import COLUMN_NOTES, Row, rank_key
+from parallax_zoo.scoring.ratings import RANDOM_ELO, Rating
 
 PAGE_NOTES = (
     ("vs OPPONENT", "Zero-sum games only: the share of the protocol's games against that opponent won, drawn and "
@@ -28,7 +29,7 @@ PAGE_NOTES = (
     ("provenance", "Where the entrant's files came from, as its result records them: the Hub repo, the commit, and "
                    "each file's sha256; the model card is the repo's README.md at that commit."),
 )
-"""What the page's own columns mean, after `leaderboard.COLUMN_NOTES`."""
+"""What the page's own columns mean, after `board_rows.COLUMN_NOTES`."""
 
 FULL_COMMIT = re.compile(r"\b[0-9a-f]{40}\b")
 """A full git commit id, as in `hub:REPO@COMMIT` entrant names; shown cut to 7 characters."""
@@ -123,24 +124,25 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 """
 
 
-def leaderboard_page(board: Leaderboard) -> str:
-    """The whole page for `board`: a summary of the envs, one section per env, and what each column means."""
-    groups = [(env_id, list(rows)) for env_id, rows in itertools.groupby(board.rows, key=lambda row: row.env_id)]
+def leaderboard_page(rows: Sequence[Row], ratings: Mapping[str, Mapping[str, Rating]], date: str) -> str:
+    """The whole page for a board's `rows` (best first within each env), its `ratings` per env and its `date`: a
+    summary of the envs, one section per env, and what each column means."""
+    groups = [(env_id, list(env_rows)) for env_id, env_rows in itertools.groupby(rows, key=lambda row: row.env_id)]
     summary = "".join(
-        f"<li><a href='#env-{index}'><strong>{_text(env_id)}</strong> &middot; {len(rows)} "
-        f"{'entrant' if len(rows) == 1 else 'entrants'} &middot; top: {_name(rows[0].entrant)}</a></li>"
-        for index, (env_id, rows) in enumerate(groups)
+        f"<li><a href='#env-{index}'><strong>{_text(env_id)}</strong> &middot; {len(env_rows)} "
+        f"{'entrant' if len(env_rows) == 1 else 'entrants'} &middot; top: {_name(env_rows[0].entrant)}</a></li>"
+        for index, (env_id, env_rows) in enumerate(groups)
     )
-    sections = "".join(_env_section(index, env_id, rows, board.ratings.get(env_id, {}))
-                       for index, (env_id, rows) in enumerate(groups))
+    sections = "".join(_env_section(index, env_id, env_rows, ratings.get(env_id, {}))
+                       for index, (env_id, env_rows) in enumerate(groups))
     notes = "".join(f"<dt>{_text(name)}</dt><dd>{_text(text)}</dd>" for name, text in (*COLUMN_NOTES, *PAGE_NOTES))
-    entrants = len(board.rows)
+    entrants = len(rows)
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>Parallax Zoo leaderboard</title><style>{STYLE}</style></head><body>"
         "<header><h1>Parallax Zoo leaderboard</h1>"
-        f"<p class='meta'>Evaluation protocol version {PROTOCOL_VERSION}; made on {_text(board.date)}; "
+        f"<p class='meta'>Evaluation protocol version {PROTOCOL_VERSION}; made on {_text(date)}; "
         f"{entrants} {'entrant' if entrants == 1 else 'entrants'} on {len(groups)} "
         f"{'env' if len(groups) == 1 else 'envs'}. Click a column header to sort its table.</p>"
         f"<nav><ul>{summary}</ul></nav></header><main>{sections}</main>"
@@ -168,7 +170,7 @@ def _env_section(index: int, env_id: str, rows: Sequence[Row], ratings: Mapping[
 
 def _ranks(rows: Sequence[Row]) -> list[int]:
     """Each row's position within its env; equal scores share a rank (1, 1, 3), a non-finite one ranks last."""
-    return [1 + sum(_rank_key(other) > _rank_key(row) for other in rows) for row in rows]
+    return [1 + sum(rank_key(other) > rank_key(row) for other in rows) for row in rows]
 
 
 def _ranking_table(rows: Sequence[Row]) -> str:
