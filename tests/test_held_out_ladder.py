@@ -257,7 +257,7 @@ def assert_same_best_moves(game_name: str, views: list[list[int]], depth: int, c
         assert found == {move for move, value in reference.items() if value == best}
 
 
-@pytest.mark.parametrize(("depth", "count"), [(1, 60), (2, 60), (4, 12)])
+@pytest.mark.parametrize(("depth", "count"), [(1, 60), (2, 60), pytest.param(4, 12, marks=pytest.mark.slow)])
 def test_connect_four_alphabeta_finds_the_plain_python_best_moves(depth: int, count: int) -> None:
     assert_same_best_moves("ConnectFour", c4_positions(count, seed=depth), depth, c4_children, c4_score)
 
@@ -365,6 +365,7 @@ def python_mcts(view: list[int], simulations: int, rng: random.Random) -> int:
     return max(c4_children(view), key=lambda entry: tree.get(tuple(entry[1]), [0])[0])[0]
 
 
+@pytest.mark.slow  # compiles every held-out player (about 20 s here); the default suite checks them move by move above
 def test_every_player_takes_a_one_move_win_as_the_plain_python_mcts_does() -> None:
     positions = winning_positions(24, seed=11)
     views = [view for view, _ in positions]

@@ -104,7 +104,7 @@ def training_underway(process_stderr: Path) -> bool:
 
 KILL_POINTS = [
     pytest.param(signal.SIGKILL, "weights", id="SIGKILL-after-the-new-weights-are-written"),
-    pytest.param(signal.SIGINT, "weights", id="SIGINT-after-the-new-weights-are-written"),
+    pytest.param(signal.SIGINT, "weights", id="SIGINT-after-the-new-weights-are-written", marks=pytest.mark.slow),
     pytest.param(signal.SIGINT, "training", id="SIGINT-mid-training", marks=pytest.mark.slow),
 ]
 
