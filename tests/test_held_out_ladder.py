@@ -162,37 +162,33 @@ def minimax(view: list[int], depth: int, children: Any, score: Any) -> float:
 # Positions from random play ----------------------------------------------------------------------------------------
 
 
-def c4_positions(count: int, seed: int) -> list[list[int]]:
-    """Unfinished ConnectFour boards from the mover's side after 2 to 20 random drops."""
+def random_positions(start: list[int], children: Any, count: int, seed: int, plies: tuple[int, int]) -> list[list[int]]:
+    """`count` unfinished boards from the mover's side, each after a random number of random moves in `plies`."""
     rng = random.Random(seed)
     found = []
     while len(found) < count:
-        view = [0] * 42
-        for _ in range(rng.randrange(2, 21)):
-            col, child, outcome = rng.choice(c4_children(view))
+        view = list(start)
+        for _ in range(rng.randrange(*plies)):
+            _, child, outcome = rng.choice(children(view))
             if outcome is not None:
                 break
             view = child
         else:
             found.append(view)
     return found
+
+
+def c4_positions(count: int, seed: int) -> list[list[int]]:
+    """Unfinished ConnectFour boards after 2 to 20 random drops."""
+    return random_positions([0] * 42, c4_children, count, seed, (2, 21))
 
 
 def othello_positions(count: int, seed: int, plies: tuple[int, int]) -> list[list[int]]:
-    rng = random.Random(seed)
-    found = []
-    while len(found) < count:
-        view = [0] * 64
-        view[27] = view[36] = -1
-        view[28] = view[35] = 1
-        for _ in range(rng.randrange(*plies)):
-            _, child, outcome = rng.choice(othello_children(view))
-            if outcome is not None:
-                break
-            view = child
-        else:
-            found.append(view)
-    return found
+    """Unfinished Othello boards after a random number of random moves in `plies`, from the opening."""
+    opening = [0] * 64
+    opening[27] = opening[36] = -1
+    opening[28] = opening[35] = 1
+    return random_positions(opening, othello_children, count, seed, plies)
 
 
 C4 = ConnectFour()
