@@ -1,7 +1,7 @@
 """The GPU check: re-trained baselines against their reference scores, then env, board-game and PPO throughput.
 
 `benchmarks/gpu_check.sh` runs this with the machine's own jax and the wheels
-carried for it (README.md, "The GPU check"). Sections run in order of
+carried for it (docs/development.md, "The GPU check"). Sections run in order of
 importance, each result is added to `results.json` as soon as it is measured,
 and a section that would start after `--budget-s` is recorded as skipped, so a
 run cut short still leaves what it measured.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check (README.md, "The GPU check"): with the GPU machine's own python and jax, and
+# The GPU check (docs/development.md, "The GPU check"): with the GPU machine's own python and jax, and
 # nothing from the network,
 #   1. install the wheels carried in WHEELS (benchmarks/gpu_wheels.sh makes them) into a
 #      temporary folder, with --no-index --no-deps, and put it and this tree on PYTHONPATH;

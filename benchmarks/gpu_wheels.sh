@@ -2,7 +2,7 @@
 # The wheels the GPU check needs and the GPU machine lacks, for CPython 3.12 on
 # manylinux x86-64, downloaded into one folder that travels with the repository.
 # Run it where the package index is reachable; the GPU machine reaches none.
-# README.md ("The GPU check") says how the folder is used there.
+# docs/development.md ("The GPU check") says how the folder is used there.
 #
 #   bash benchmarks/gpu_wheels.sh [FOLDER]     # default .whl/ (git-ignored)
 #

@@ -5,7 +5,7 @@ It runs the env eagerly, under `jit`, `vmap` and `lax.scan`, and raises a
 checked are the protocol page's (docs/protocol.md): a stable treedef and dtypes, spaces that
 contain what the env emits, `step_count` incrementing, determinism for equal
 keys, and for multi-agent envs the six multi-agent rules (docs/protocol.md); and that actions outside
-the action space leave the state finite (README, "Out-of-range actions").
+the action space leave the state finite (docs/protocol.md, "Out-of-range actions").
 An env that checks its own inputs from compiled code (`ValidateActions`,
 with Equinox's `error_if`) is checked too: its refusal of an out-of-range
 action counts as one meaning, its refusal of a legal one is a violation.

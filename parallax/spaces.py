@@ -410,7 +410,7 @@ def clip_action(space: Space, action: Any) -> Any:
     """`action` moved into `space`: each entry clipped to the nearest value the space allows.
 
     This is what an out-of-range action means in the zoo's envs and adapters
-    (README, "Out-of-range actions"): a `Discrete` or `MultiDiscrete` entry
+    (docs/protocol.md, "Out-of-range actions"): a `Discrete` or `MultiDiscrete` entry
     below 0 becomes 0 and one above the top becomes the top action; a `Box`
     entry is clipped to `[low, high]`, and a NaN entry counts as 0 (then
     clipped), so it applies no force; a `MultiBinary` entry is clipped to 0..1.

@@ -300,7 +300,7 @@ class ValidateActions(Wrapper[EitherStateT]):
     """Refuses an action outside the action space, and a step from an episode that has ended.
 
     Without it an out-of-range action has each env's documented meaning
-    (README, "Out-of-range actions"); with it, `step` checks
+    (docs/protocol.md, "Out-of-range actions"); with it, `step` checks
     `action_space.contains(action)` and that the episode goes on with
     Equinox's `error_if`, which raises from compiled code too: eagerly, under
     `jit`, `vmap` and `lax.scan` alike, so the Gymnasium and PettingZoo exports

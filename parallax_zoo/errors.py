@@ -10,7 +10,8 @@ from __future__ import annotations
 
 
 class UserError(Exception):
-    """Bad input from the user (README, "The command line"): the message names what was wrong and what to do."""
+    """Bad input from the user (docs/getting-started.md, "The command line"): the message names what was wrong and
+    what to do."""
 
 
 def one_line(error: BaseException) -> str:

@@ -1,6 +1,6 @@
 """Actions outside the action space: one meaning per env, `ValidateActions` refusing them, `check_env` probing them.
 
-README, "Out-of-range actions": the zoo's envs and the adapters clip an action
+docs/protocol.md, "Out-of-range actions": the zoo's envs and the adapters clip an action
 into the space (a NaN entry counting as 0); the board games make it an
 illegal move, which loses; `make(id, validate=True)` refuses it instead.
 """

@@ -1,4 +1,5 @@
-"""Every user error of the `parallax-zoo` console script is one line on stderr and exit 2 (README, "The command line").
+"""Every user error of the `parallax-zoo` console script is one line on stderr and exit 2 (docs/getting-started.md,
+"The command line").
 
 Every case runs through `main` in this process, and through the real console script in its own
 process (PYTHONPATH set to this tree): one case of each kind by default, all with --run-slow (each

@@ -1,4 +1,4 @@
-"""The folder tree is the architecture (README, "Layout"): each folder imports only the layers below it.
+"""The folder tree is the architecture (docs/layout.md): each folder imports only the layers below it.
 
 Every import in every module is read with `ast`, including imports inside
 functions and `importlib.import_module("...")` with a literal name, so a lazy
@@ -107,7 +107,7 @@ def test_layer_imports_only_the_layers_below_it(layer: str) -> None:
 
 
 def test_every_module_of_the_zoo_sits_in_a_layer() -> None:
-    """A new folder or top-level module gets a line in the layer table (and in the README's tree)."""
+    """A new folder or top-level module gets a line in the layer table (and in docs/layout.md's tree)."""
     top = {"parallax_zoo/__init__.py", "parallax_zoo/cli.py"}
     placed = {path for layer in ALLOWED for path in layer_files(layer)}
     unplaced = [

@@ -89,7 +89,7 @@ class PhysicsAdapter(Adapter[State]):
     as brax's `EpisodeWrapper` counts them. An action is repeated
     `action_repeat` times and the rewards summed, stopping at the step on
     which the env ends so that the terminal observation is the true one.
-    Actions are clipped to [-1, 1] first, a NaN entry counting as 0 (README,
+    Actions are clipped to [-1, 1] first, a NaN entry counting as 0 (docs/protocol.md,
     "Out-of-range actions").
     """
 

@@ -33,7 +33,7 @@ class CraftaxAdapter(Adapter[State]):
     achievements and `discount`; zeros after `reset`). The key advances on
     every step. `episode_length` is `params.max_timesteps`, the step on which
     `truncation` becomes true. Actions outside `0..num_actions - 1` are clipped
-    into it (README, "Out-of-range actions").
+    into it (docs/protocol.md, "Out-of-range actions").
     """
 
     def __init__(self, env: Any, params: Any = None):

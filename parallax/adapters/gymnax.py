@@ -10,7 +10,7 @@ truncation is gymnax's own time limit, `is_truncated` against
 gymnax gives out-of-range actions no meaning of their own (CartPole pushes
 with 99 times the force for action 99, a NaN torque turns Pendulum's state
 NaN), so the adapter clips every action into the action space first, a NaN
-entry counting as 0 (README, "Out-of-range actions").
+entry counting as 0 (docs/protocol.md, "Out-of-range actions").
 
 Because the adapter never calls gymnax's `step`, a few bsuite counters that
 gymnax's `DeepSea.step` carries across its own resets (`total_bad_episodes`,

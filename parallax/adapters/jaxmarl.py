@@ -17,7 +17,7 @@ reports done while the episode goes on (a dead SMAX unit, a JaxNav robot
 that reached its goal or crashed) turns inactive; its observation and
 reward slots are zeros from then on and its actions are replaced by a legal
 one, as the protocol's rules 1-3 ask. Actions outside a slot's own space are
-clipped into it (README, "Out-of-range actions"). How each family's `dones` split into
+clipped into it (docs/protocol.md, "Out-of-range actions"). How each family's `dones` split into
 termination and truncation, and how long its episodes are, is read off its
 source and recorded in `FAMILIES` below.
 """
@@ -502,7 +502,7 @@ class JaxMARLAdapter(Adapter[MARLState]):
 
 
 def _own_action(space: Any, action: Array) -> Array:
-    """One slot's action cut to its agent's own space and clipped into it (README, "Out-of-range actions").
+    """One slot's action cut to its agent's own space and clipped into it (docs/protocol.md, "Out-of-range actions").
 
     A discrete action beyond the agent's own count becomes its last action; a
     continuous entry is clipped to the agent's bounds, NaN counting as 0.

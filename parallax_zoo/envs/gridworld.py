@@ -45,7 +45,7 @@ class GridWorld:
     the cells with both coordinates in `1 .. size - 1`. A move off the grid
     leaves the agent where it is. The episode terminates on the goal. An
     action outside `0 .. 3` is clipped into it (below 0 moves up, above 3
-    moves left; README, "Out-of-range actions").
+    moves left; docs/protocol.md, "Out-of-range actions").
 
     Reward: the protocol's example pays `exp(-distance)` on every step, which makes loitering
     next to the goal worth more than reaching it. Here the same quantity is

@@ -35,7 +35,7 @@ class Race:
     """`num_agents` agents start at cell 0 and race to cell `track_length`.
 
     Action per slot: 1 moves one cell forward, 0 waits; an action outside
-    0..1 is clipped into it (README, "Out-of-range actions"). An agent that reaches
+    0..1 is clipped into it (docs/protocol.md, "Out-of-range actions"). An agent that reaches
     the finish goes inactive (rules 1-3, docs/protocol.md) and the episode terminates
     when every agent has finished.
 

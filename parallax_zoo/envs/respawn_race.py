@@ -31,7 +31,7 @@ class RespawnRace:
     """`num_agents` agents run laps of `track_length` cells; the episode only ends by time limit.
 
     Action per slot: 1 moves one cell forward, 0 waits; an action outside
-    0..1 is clipped into it (README, "Out-of-range actions"). Each forward move
+    0..1 is clipped into it (docs/protocol.md, "Out-of-range actions"). Each forward move
     falls with probability `fall_probability` (drawn from the state's key):
     the agent stays put and goes inactive. An agent that reaches the finish
     gets +1 and goes inactive too. An agent that goes inactive in state `t`

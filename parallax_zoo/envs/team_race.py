@@ -38,7 +38,7 @@ class TeamRace:
     opponent within `reach` cells of the tripper (before this step's moves)
     is knocked back `knockback` cells (not below 0). Moves are simultaneous:
     a runner who is tripped ends at `cell + 1 - knockback`. An action outside
-    0..2 is clipped into it (README, "Out-of-range actions").
+    0..2 is clipped into it (docs/protocol.md, "Out-of-range actions").
 
     The first team with a member on the finish wins: +1 in both of its slots,
     -1 in both of the other team's, on that step, and the episode terminates.

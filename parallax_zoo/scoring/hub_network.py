@@ -1,4 +1,4 @@
-"""Bounded waits for every request huggingface_hub makes on our behalf (README, "Baselines, evaluation and the leaderboard").
+"""Bounded waits for every request huggingface_hub makes on our behalf (docs/baselines.md, "Loading").
 
 huggingface_hub retries a failed request with backoff, a failed metadata
 request again with a 60 s timeout, and a download that drops mid-file for as
