@@ -1,4 +1,4 @@
-"""The opponent ladder (parallax_zoo.envs.ladder): hand-worked positions, plain-Python references, exhaustive TicTacToe, legal play."""
+"""The opponent ladder (parallax_zoo.agents.ladder): hand-worked positions, plain-Python references, exhaustive TicTacToe, legal play."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from board_reference import connect_four_drop, has_line, othello_legal, othello_
 import parallax_zoo
 from parallax import VmapWrapper
 from parallax.wrappers import RecordEpisodeStatistics
-from parallax_zoo.envs import ladder
+from parallax_zoo.agents import ladder
 from parallax_zoo.envs.connect_four import ConnectFour
 from parallax_zoo.envs.othello import Othello
 from parallax_zoo.envs.tictactoe import TicTacToe

@@ -370,7 +370,7 @@ def opponent_player(
 def scripted_player(rule: Callable[..., Any], where: str = "scripted_player") -> RolloutPolicy:
     """The player of a registry opponent's rule, told by its arguments: `act(observation)` over every slot is a
     `ScriptedPlayer`; `act(observation, action_mask, key)` for one slot's view (the opponent ladder's
-    signature, `parallax_zoo.envs.ladder`) is a `MaskedScriptedPlayer`."""
+    signature, `parallax_zoo.agents.ladder`) is a `MaskedScriptedPlayer`."""
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     required = [p for p in inspect.signature(rule).parameters.values() if p.kind in positional and p.default is p.empty]
     if len(required) == 1:

@@ -2,7 +2,7 @@
 
 They measure how well a policy plays opponents it was not tuned against,
 and share nothing with the training ladder's move scoring
-(`parallax_zoo.envs.ladder`): only its player signature, `player(observation,
+(`parallax_zoo.agents.ladder`): only its player signature, `player(observation,
 action_mask, key) -> action` for one player's view of one board (vmappable,
 the no-op when nothing else is legal), and its random choice among equal moves.
 
@@ -41,7 +41,7 @@ from parallax.core import MARLState
 from parallax_zoo.envs import othello
 from parallax_zoo.envs.board import line_cells, mark_of
 from parallax_zoo.envs.connect_four import ConnectFour
-from parallax_zoo.envs.ladder import LadderPlayer, board_view, choose_best
+from parallax_zoo.agents.ladder import LadderPlayer, board_view, choose_best
 from parallax_zoo.envs.othello import Othello
 
 WIN = 100_000
