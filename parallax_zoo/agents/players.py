@@ -95,10 +95,12 @@ class ScriptedPlayer:
     def act(
         self, observation: Array, key: PRNGKeyArray | None = None, action_mask: Array | None = None, greedy: bool = True
     ) -> Array:
-        """The rule's actions for an observation `[*batch, agents, obs_dim]`, as the rule reads it (`key` and
-        `action_mask` go unused: the rule draws nothing and reads no mask)."""
+        """The rule's actions for an observation `[*batch, agents, ...]`, each slot's view flattened as the rule
+        reads it. The slots are the leading axes of `action_mask` where one is given (the rule reads no mask),
+        else every axis of `observation` but the last; `key` goes unused (the rule draws nothing)."""
         observation = jnp.asarray(observation)
-        slots = rule_slots(observation, action_mask, tuple(observation.shape[:-1]))
+        slot_shape = observation.shape[:-1] if action_mask is None else jnp.shape(action_mask)[:-1]
+        slots = rule_slots(observation, action_mask, tuple(slot_shape))
         return self.env_action(self.act_slots(slots, jax.random.key(0))[0])
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:

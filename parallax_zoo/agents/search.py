@@ -20,6 +20,7 @@ mask says whose turn it is) and searches from there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 import jax
@@ -113,8 +114,7 @@ class SearchPlayer:
         to_move = jnp.argmax(jnp.any(mask[..., : self.game.num_actions - 1], axis=-1), axis=-1)
         position = jnp.concatenate([cells, to_move[..., None].astype(cells.dtype)], axis=-1)
         slots = Slots(slots.observation, position, mask, slots.active, slots.reward)
-        action, _, _ = self.act_slots(slots, jax.random.key(0) if key is None else key, greedy)
-        return self.env_action(action)
+        return searched_env_action(self, slots, jax.random.key(0) if key is None else key, greedy)
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray, greedy: bool = True) -> tuple[Array, Array, Array]:
         """Slot actions (log-probabilities 0: a search has none) and the slots' values, as `Policy.act_slots`.
@@ -221,6 +221,12 @@ class SearchPlayer:
         prior, value = self.evaluate(following)
         discount = jnp.where(following.termination, 0.0, -1.0)
         return search_library().RecurrentFnOutput(reward=reward, discount=discount, prior_logits=prior, value=value), following
+
+
+@partial(jax.jit, static_argnames="greedy")
+def searched_env_action(player: SearchPlayer, slots: Slots, key: PRNGKeyArray, greedy: bool) -> Array:
+    """`player`'s env action for `slots`, compiled once per game, settings and shape (`act` is called eagerly)."""
+    return player.env_action(player.act_slots(slots, key, greedy)[0])
 
 
 def search_library() -> Any:
