@@ -46,8 +46,9 @@ def split_or_none(key: PRNGKeyArray | None, count: int) -> list[PRNGKeyArray | N
 
 
 def rule_slots(observation: Array, action_mask: Array | None, slot_shape: tuple[int, ...]) -> Slots:
-    """The slots a scripted rule reads: each slot's observation flattened, `[*slot_shape, obs_dim]`, and the mask."""
-    observation = jnp.asarray(observation).reshape(*slot_shape, -1)
+    """The slots a scripted rule reads, as `slots.read_slots` gives them: each slot's observation flattened to floats,
+    `[*slot_shape, obs_dim]`, and the mask."""
+    observation = jnp.asarray(observation, jnp.float32).reshape(*slot_shape, -1)
     return Slots(
         observation=observation,
         global_observation=observation.reshape(*slot_shape[:-1], -1),  # unused: a rule has no critic
