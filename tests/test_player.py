@@ -30,7 +30,8 @@ def opening_positions(env_id: str, moves: int, games: int = 4) -> MARLState:
     rules = random_player(env)
     states = jax.vmap(lambda key: env.reset(key=key))(jax.random.split(jax.random.key(3), games))
     for ply in range(moves):
-        states = jax.vmap(env.step)(states, rules.env_action(rules.act_slots(read_slots(states), jax.random.key(ply))[0]))
+        action = rules.env_action(rules.act_slots(read_slots(states), jax.random.key(ply))[0])
+        states = jax.vmap(env.step)(states, action)
     return states
 
 

@@ -26,7 +26,7 @@ def random_player(env: Any) -> RandomPlayer:
 
 
 def as_player(env: Any, policy: Player | str, greedy: bool) -> Player:
-    """What acts for `policy`: the random player for `"random"`, a `Policy` greedy or sampling, any other player as is."""
+    """What acts for `policy`: the random player for `"random"`, a `Policy` greedy or sampling, any player as is."""
     if isinstance(policy, Policy):
         return Greedy(policy) if greedy else policy
     if isinstance(policy, str):
@@ -34,7 +34,9 @@ def as_player(env: Any, policy: Player | str, greedy: bool) -> Player:
             raise ValueError(f"evaluate: a policy is a Policy, a player or {RANDOM!r}, got the string {policy!r}")
         return random_player(env)
     if not isinstance(policy, Player):
-        raise TypeError(f"evaluate: expected a parallax_zoo Policy, a player or {RANDOM!r}, got {type(policy).__name__}")
+        raise TypeError(
+            f"evaluate: expected a parallax_zoo Policy, a player or {RANDOM!r}, got {type(policy).__name__}"
+        )
     return policy
 
 
@@ -50,7 +52,7 @@ def scripted_rule(env_spec: str | EnvSpec, name: str) -> Callable[..., Any]:
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
-        raise RegistryError(f"{env_spec.id}: cannot import {module_name!r} from opponents.{name} {target_path!r}: {error}") from error
+        raise RegistryError(f"{where}: cannot import {module_name!r}: {error}") from error
     for part in attribute.split("."):
         if not hasattr(target, part):
             raise RegistryError(f"{where} names {part!r}, which {module_name!r} does not define")
