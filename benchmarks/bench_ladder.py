@@ -1,4 +1,4 @@
-"""Cost per move of each opponent-ladder player (parallax_zoo.envs.ladder) on a batch of positions.
+"""Cost per move of each opponent-ladder player (parallax_zoo.agents.ladder) on a batch of positions.
 
 Each candidate is one jitted call of the player, mapped with `per_slot` over
 `num_envs` games and both slots (the waiting slot's call is part of the cost,
@@ -22,7 +22,7 @@ import jax.numpy as jnp
 
 from benchmarks.timing import compare, print_table
 from parallax import VmapWrapper
-from parallax_zoo.envs import ladder
+from parallax_zoo.agents import ladder
 from parallax_zoo.envs.connect_four import ConnectFour
 from parallax_zoo.envs.othello import Othello
 from parallax_zoo.envs.tictactoe import TicTacToe

@@ -1,4 +1,4 @@
-"""The held-out ladder (parallax_zoo.envs.held_out_ladder) against plain-Python alpha-beta, heuristics and MCTS."""
+"""The held-out ladder (parallax_zoo.agents.held_out_ladder) against plain-Python alpha-beta, heuristics and MCTS."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from board_reference import connect_four_drop, has_line, othello_legal, othello_play
 
-from parallax_zoo.envs import held_out_ladder as held_out
+from parallax_zoo.agents import held_out_ladder as held_out
 from parallax_zoo.envs.connect_four import ConnectFour
 from parallax_zoo.envs.othello import Othello
 
@@ -402,7 +402,7 @@ def test_held_out_players_play_legal_moves_from_both_seats_and_beat_random_play(
 ) -> None:
     """A batch of games, the player in slot `game % 2`, uniformly random moves in the other, one jitted scan."""
     from parallax import VmapWrapper
-    from parallax_zoo.envs.ladder import per_slot
+    from parallax_zoo.agents.ladder import per_slot
 
     games = 8
     venv = VmapWrapper(game, games)

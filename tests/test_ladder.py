@@ -1,4 +1,4 @@
-"""The opponent ladder (parallax_zoo.envs.ladder): hand-worked positions, plain-Python references, exhaustive TicTacToe, legal play."""
+"""The opponent ladder (parallax_zoo.agents.ladder): hand-worked positions, plain-Python references, exhaustive TicTacToe, legal play."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from board_reference import connect_four_drop, has_line, othello_legal, othello_
 import parallax_zoo
 from parallax import VmapWrapper
 from parallax.wrappers import RecordEpisodeStatistics
-from parallax_zoo.envs import ladder
+from parallax_zoo.agents import ladder
 from parallax_zoo.envs.connect_four import ConnectFour
 from parallax_zoo.envs.othello import Othello
 from parallax_zoo.envs.tictactoe import TicTacToe
@@ -458,7 +458,8 @@ def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_
     chooses exactly what the ladder function chooses on the env's own int8 observations, every move legal."""
     from parallax_zoo.agents.players import MaskedScriptedPlayer
     from parallax_zoo.agents.slots import read_slots
-    from parallax_zoo.scoring.evaluation import opponent_player, protocol
+    from parallax_zoo.agents.player_factories import opponent_player
+    from parallax_zoo.scoring.evaluation import protocol
 
     assert name in protocol(env_id).opponents
     env = parallax_zoo.make(env_id)
@@ -499,7 +500,7 @@ def test_a_registry_ladder_player_seats_as_a_training_opponent() -> None:
     from parallax_zoo.agents.players import RandomPlayer
     from parallax_zoo.agents.policy import actor_critic_for
     from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
-    from parallax_zoo.scoring.evaluation import opponent_player
+    from parallax_zoo.agents.player_factories import opponent_player
 
     env = parallax_zoo.make("TicTacToe-v0")
     num_envs, steps = 16, 36

@@ -21,7 +21,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "parallax_zoo/locking.py": (),
     "parallax_zoo/version.py": (),
     "parallax_zoo/envs": ("parallax", "parallax_zoo.envs"),
-    "parallax_zoo/agents": ("parallax", "parallax_zoo.agents"),
+    "parallax_zoo/agents": ("parallax", "parallax_zoo.envs", "parallax_zoo.catalogue", "parallax_zoo.agents"),
     "parallax_zoo/catalogue": (
         "parallax", "parallax_zoo.atomic", "parallax_zoo.errors", "parallax_zoo.locking", "parallax_zoo.catalogue"
     ),

@@ -314,16 +314,6 @@ def test_entry_point_that_does_not_exist_is_reported_at_make() -> None:
         scratch.make("Ghost-v0")
 
 
-def test_scripted_opponents_load_by_name_and_unknown_names_list_the_known_ones() -> None:
-    naive = registry.scripted_opponent("TeamRace-v0", "naive")
-    state = parallax_zoo.make("TeamRace-v0").reset(key=jax.random.key(0))
-    assert naive(state.agents.observation).shape == (4,)
-    with pytest.raises(registry.RegistryError, match="no scripted opponent 'blocking'; registry.yaml lists: 'naive'"):
-        registry.scripted_opponent("TeamRace-v0", "blocking")
-    with pytest.raises(registry.RegistryError, match="lists: none"):
-        registry.scripted_opponent("Race-v0", "naive")
-
-
 # --- adapted envs (run once the adapters are installed) ------------------------------------------------------
 
 

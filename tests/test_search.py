@@ -42,7 +42,7 @@ BLOCK = c4_cells({(5, 0): -1, (5, 1): -1, (5, 2): -1, (5, 5): 1, (5, 6): 1, (4, 
 
 
 def test_the_win_check_takes_a_win_and_blocks_a_loss_with_a_blank_network_and_the_waiting_slot_gets_the_no_op() -> None:
-    """Played as a `RolloutPolicy` on a batch of both positions: the searched move for the mover, the no-op (7) for the waiting slot."""
+    """Played as a `Player` on a batch of both positions: the searched move for the mover, the no-op (7) for the waiting slot."""
     from parallax_zoo.agents.slots import read_slots
 
     player = SearchPlayer(blank_policy(), ENV.unwrapped, SearchSettings(simulations=16, win_check=True))
@@ -101,7 +101,7 @@ def test_searching_games_of_one_kind_share_their_compiled_program() -> None:
 def test_a_rotation_deals_its_players_over_the_games_in_turn() -> None:
     from parallax_zoo.agents.players import Rotation, ScriptedPlayer
     from parallax_zoo.agents.slots import Slots
-    from parallax_zoo.scoring.baselines import training_opponent
+    from parallax_zoo.agents.player_factories import training_opponent
 
     constant = [ScriptedPlayer(lambda observation, k=k: jnp.full(observation.shape[:-1], k, jnp.int32)) for k in range(3)]
     games = Slots(jnp.zeros((5, 2, 3)), jnp.zeros((5, 6)), None, jnp.ones((5, 2), bool), jnp.zeros((5, 2)))

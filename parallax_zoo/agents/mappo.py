@@ -36,7 +36,7 @@ from parallax_zoo.agents import ppo
 from parallax_zoo.agents.field_ranges import FieldRange
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, accept_renamed_fields, model_for
-from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.selfplay import SnapshotBuffer, TrainingOpponent, evaluate_self_play
 from parallax_zoo.agents.sharding import check_divisible
 
@@ -85,7 +85,7 @@ class MAPPOConfig(PPOConfig):
 
 
 def training(
-    config: MAPPOConfig, env: Any, mesh: Mesh | None = None, opponent: RolloutPolicy | None = None
+    config: MAPPOConfig, env: Any, mesh: Mesh | None = None, opponent: Player | None = None
 ) -> Training:
     """MAPPO's pieces: PPO's (`ppo.training`) with the fixed `opponent` seated in the first
     `opponent_share` of the envs, and `init` seeded with the train half of the key (the other
@@ -103,7 +103,7 @@ def training(
         raise ValueError(
             f"MAPPO: config.opponent={config.opponent!r} with opponent_share={config.opponent_share} needs "
             f"{'the opponent player passed as opponent=' if opponent is None else 'no opponent= player'}; "
-            "parallax_zoo.scoring.evaluation.opponent_player builds one from its name"
+            "parallax_zoo.agents.player_factories.training_opponent builds one from its name"
         )
     if config.self_play:
         check_divisible(config.eval_episodes, mesh, "make_train", "eval_episodes")
@@ -118,7 +118,7 @@ def training(
 
 
 def make_train(
-    config: MAPPOConfig, env: Any, mesh: Mesh | None = None, *, opponent: RolloutPolicy | None = None
+    config: MAPPOConfig, env: Any, mesh: Mesh | None = None, *, opponent: Player | None = None
 ) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
     """`train(key) -> (policy, metrics)` for a multi-agent env; jittable and vmappable over keys.
 
@@ -159,7 +159,7 @@ def make_train(
 
 
 def train(
-    config: MAPPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None = None, opponent: RolloutPolicy | None = None
+    config: MAPPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None = None, opponent: Player | None = None
 ) -> tuple[Policy, Metrics]:
     """Run MAPPO once: `jax.jit(make_train(config, env, mesh, opponent=opponent))(key)`.
 

@@ -1,7 +1,7 @@
 """Players for evaluation and training opponents: random, scripted and greedy play, and two players sharing the slots.
 
-Each implements `rollout.RolloutPolicy`, so evaluation collects with the
-same `collect` that training uses. Players are pytrees (a policy's params are
+Each is a `player.Player`, so evaluation collects with the same `collect`
+that training uses, and a user can `act` with any of them. Players are pytrees (a policy's params are
 leaves, a model or a rule is static), so jitted code takes them as arguments
 and compiles once per kind of player, not once per player.
 """
@@ -16,9 +16,46 @@ import jax.numpy as jnp
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax_zoo.agents.networks import ActorCritic, uniform
-from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.policy import Policy, observation_slots
 from parallax_zoo.agents.slots import Slots
+
+Rule = Callable[[Array], Array]
+"""A `ScriptedPlayer`'s rule, `rule(observation) -> action` over every slot: `[*batch, agents, obs_dim]` to
+`[*batch, agents]`.
+
+Not a `Player`: a pure jittable function that the player maps over the slots inside the rollout."""
+
+MaskedRule = Callable[[Array, Array, PRNGKeyArray], Array]
+"""A `MaskedScriptedPlayer`'s rule: `rule(observation, action_mask, key) -> action` for one slot's view of one game.
+
+Not a `Player`: a pure jittable function of one slot, which the player vmaps over every slot (the opponent
+ladders, `agents.ladder` and `agents.held_out_ladder`, are written as such rules)."""
+
+
+def needs_key(key: PRNGKeyArray | None, caller: str) -> PRNGKeyArray:
+    """`key`, or a `ValueError` saying that `caller` draws at random and needs one."""
+    if key is None:
+        raise ValueError(f"{caller} draws at random: pass key=jax.random.key(...)")
+    return key
+
+
+def split_or_none(key: PRNGKeyArray | None, count: int) -> list[PRNGKeyArray | None]:
+    """`count` keys split from `key`, or `count` Nones where there is no key (for players that may not need one)."""
+    return [None] * count if key is None else list(jax.random.split(key, count))
+
+
+def rule_slots(observation: Array, action_mask: Array | None, slot_shape: tuple[int, ...]) -> Slots:
+    """The slots a scripted rule reads, as `slots.read_slots` gives them: each slot's observation flattened to floats,
+    `[*slot_shape, obs_dim]`, and the mask."""
+    observation = jnp.asarray(observation, jnp.float32).reshape(*slot_shape, -1)
+    return Slots(
+        observation=observation,
+        global_observation=observation.reshape(*slot_shape[:-1], -1),  # unused: a rule has no critic
+        action_mask=None if action_mask is None else jnp.asarray(action_mask),
+        active=jnp.ones(slot_shape, dtype=bool),
+        reward=jnp.zeros(slot_shape),
+    )
 
 
 @dataclass(frozen=True)
@@ -26,6 +63,13 @@ class RandomPlayer:
     """Uniform over each slot's legal actions (`Box` actions: N(0, 1), clipped to the bounds)."""
 
     model: ActorCritic
+
+    def act(
+        self, observation: Array, key: PRNGKeyArray | None = None, action_mask: Array | None = None, greedy: bool = True
+    ) -> Array:
+        """A uniformly random legal action (`greedy` changes nothing); needs a `key`."""
+        slots = observation_slots(self.model, observation, action_mask, "RandomPlayer.act")
+        return self.env_action(self.act_slots(slots, needs_key(key, "RandomPlayer.act"))[0])
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
         dist = uniform(self.model.head, slots.active.shape, slots.action_mask)
@@ -41,16 +85,27 @@ class RandomPlayer:
 
 @dataclass(frozen=True)
 class ScriptedPlayer:
-    """A fixed rule `act(observation) -> action` per slot (`[*batch, agents, obs_dim] -> [*batch, agents]`).
+    """A fixed `Rule`, `rule(observation) -> action` per slot (`[*batch, agents, obs_dim] -> [*batch, agents]`).
 
     Registered envs name theirs in registry.yaml's `opponents` (TeamRace's naive team); a rule that
     also reads the action mask and breaks ties at random is a `MaskedScriptedPlayer`.
     """
 
-    act: Callable[[Array], Array]
+    rule: Rule
+
+    def act(
+        self, observation: Array, key: PRNGKeyArray | None = None, action_mask: Array | None = None, greedy: bool = True
+    ) -> Array:
+        """The rule's actions for an observation `[*batch, agents, ...]`, each slot's view flattened as the rule
+        reads it. The slots are the leading axes of `action_mask` where one is given (the rule reads no mask),
+        else every axis of `observation` but the last; `key` goes unused (the rule draws nothing)."""
+        observation = jnp.asarray(observation)
+        slot_shape = observation.shape[:-1] if action_mask is None else jnp.shape(action_mask)[:-1]
+        slots = rule_slots(observation, action_mask, tuple(slot_shape))
+        return self.env_action(self.act_slots(slots, jax.random.key(0))[0])
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
-        action = jnp.asarray(self.act(slots.observation))
+        action = jnp.asarray(self.rule(slots.observation))
         if action.shape != slots.active.shape:
             raise ValueError(
                 f"ScriptedPlayer: the rule returned actions of shape {action.shape}, expected one per slot "
@@ -67,7 +122,7 @@ class ScriptedPlayer:
 
 @dataclass(frozen=True)
 class MaskedScriptedPlayer:
-    """A fixed rule `act(observation, action_mask, key) -> action` for one slot's view, mapped over every slot.
+    """A fixed `MaskedRule`, `rule(observation, action_mask, key) -> action` for one slot's view, over every slot.
 
     The rule sees one slot's flattened observation `[obs_dim]`, its action mask
     row `[actions]` and a key of its own (so a batch of games breaks ties
@@ -75,7 +130,18 @@ class MaskedScriptedPlayer:
     (registry.yaml `opponents`, docs/evaluation.md).
     """
 
-    act: Callable[[Array, Array, PRNGKeyArray], Array]
+    rule: MaskedRule
+
+    def act(
+        self, observation: Array, key: PRNGKeyArray | None = None, action_mask: Array | None = None, greedy: bool = True
+    ) -> Array:
+        """The rule's action in every slot of `action_mask` (`[*batch, agents, actions]`, required); needs a `key`."""
+        if action_mask is None:
+            raise ValueError(
+                "MaskedScriptedPlayer.act: the rule reads the action mask; pass action_mask=state.agents.action_mask"
+            )
+        slots = rule_slots(observation, action_mask, tuple(jnp.shape(action_mask)[:-1]))
+        return self.env_action(self.act_slots(slots, needs_key(key, "MaskedScriptedPlayer.act"))[0])
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
         if slots.action_mask is None:
@@ -84,7 +150,7 @@ class MaskedScriptedPlayer:
         observation = slots.observation.reshape(-1, slots.observation.shape[-1])
         mask = slots.action_mask.reshape(-1, slots.action_mask.shape[-1])
         keys = jax.random.split(key, observation.shape[0])
-        action = jax.vmap(self.act)(observation, mask, keys).reshape(batch)
+        action = jax.vmap(self.rule)(observation, mask, keys).reshape(batch)
         return action, jnp.zeros(batch), self.value(slots)
 
     def value(self, slots: Slots) -> Array:
@@ -100,6 +166,12 @@ class Greedy:
 
     policy: Policy
 
+    def act(
+        self, observation: Array, key: PRNGKeyArray | None = None, action_mask: Array | None = None, greedy: bool = True
+    ) -> Array:
+        """The policy's most likely action, whatever `greedy` says."""
+        return self.policy.act(observation, key, action_mask, greedy=True)
+
     def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
         return self.policy.act_slots(slots, key, greedy=True)
 
@@ -114,9 +186,19 @@ class Greedy:
 class Matchup:
     """`first` acts in the slots where `first_slots` (`[*batch, agents]`) is true, `second` in the rest."""
 
-    first: RolloutPolicy
-    second: RolloutPolicy
+    first: Player
+    second: Player
     first_slots: Array
+
+    def act(
+        self, observation: Array, key: PRNGKeyArray | None = None, action_mask: Array | None = None, greedy: bool = True
+    ) -> Array:
+        """Each side's player's action in its own slots (the env's action is one per slot, `[*batch, agents]`)."""
+        first_key, second_key = split_or_none(key, 2)
+        first = self.first.act(observation, first_key, action_mask, greedy)
+        second = self.second.act(observation, second_key, action_mask, greedy)
+        seat = self.first_slots.reshape(self.first_slots.shape + (1,) * (first.ndim - self.first_slots.ndim))
+        return jnp.where(seat, first, second)
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
         first_key, second_key = jax.random.split(key)
@@ -146,7 +228,21 @@ class Rotation:
     each game keeps its own player's actions, so the rotation stays one jitted program.
     """
 
-    players: tuple[RolloutPolicy, ...]
+    players: tuple[Player, ...]
+
+    def act(
+        self, observation: Array, key: PRNGKeyArray | None = None, action_mask: Array | None = None, greedy: bool = True
+    ) -> Array:
+        """Game `e` of a batch `[games, agents, ...]` gets `players[e % len(players)]`'s action."""
+        actions = [
+            player.act(observation, player_key, action_mask, greedy)
+            for player, player_key in zip(self.players, split_or_none(key, len(self.players)))
+        ]
+        dealt = jnp.arange(actions[0].shape[0]) % len(self.players)
+        chosen = actions[0]
+        for index, action in enumerate(actions[1:], start=1):
+            chosen = jnp.where((dealt == index).reshape((-1,) + (1,) * (action.ndim - 1)), action, chosen)
+        return chosen
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
         keys = jax.random.split(key, len(self.players))
@@ -170,8 +266,8 @@ class Rotation:
 
 
 jax.tree_util.register_dataclass(RandomPlayer, data_fields=[], meta_fields=["model"])
-jax.tree_util.register_dataclass(ScriptedPlayer, data_fields=[], meta_fields=["act"])
-jax.tree_util.register_dataclass(MaskedScriptedPlayer, data_fields=[], meta_fields=["act"])
+jax.tree_util.register_dataclass(ScriptedPlayer, data_fields=[], meta_fields=["rule"])
+jax.tree_util.register_dataclass(MaskedScriptedPlayer, data_fields=[], meta_fields=["rule"])
 jax.tree_util.register_dataclass(Greedy, data_fields=["policy"], meta_fields=[])
 jax.tree_util.register_dataclass(Rotation, data_fields=["players"], meta_fields=[])
 jax.tree_util.register_dataclass(Matchup, data_fields=["first", "second", "first_slots"], meta_fields=[])

@@ -126,27 +126,35 @@ class Policy:
         """
         if not greedy and key is None:
             raise ValueError("Policy.act: sampling (greedy=False) needs key=jax.random.key(...)")
-        observation = jnp.asarray(observation, jnp.float32)
-        shape = self.model.observation_shape
-        if observation.shape[observation.ndim - len(shape) :] != shape:
-            raise ValueError(
-                f"Policy.act: expected observations ending in shape {shape} (the env's observation shape), "
-                f"got shape {observation.shape}."
-            )
-        batch = observation.shape[: observation.ndim - len(shape)]
-        slots_observation = observation.reshape(batch + (self.model.num_agents, self.model.obs_dim))
-        if action_mask is not None and not self.model.multi_agent:
-            action_mask = jnp.expand_dims(jnp.asarray(action_mask), len(batch))
-        slots = Slots(
-            observation=slots_observation,
-            global_observation=slots_observation.reshape(batch + (-1,)),  # unused: acting needs no critic
-            action_mask=action_mask,
-            active=jnp.ones(batch + (self.model.num_agents,), dtype=bool),
-            reward=jnp.zeros(batch + (self.model.num_agents,)),
-        )
+        slots = observation_slots(self.model, observation, action_mask, "Policy.act")
         dist = self.distribution(slots)
         action = dist.mode() if greedy or key is None else dist.sample(key)
         return self.env_action(action)
+
+
+def observation_slots(model: ActorCritic, observation: Array, action_mask: Array | None, caller: str) -> Slots:
+    """The slots of an observation shaped like the env's (any leading batch axes), as `model` reads them.
+
+    The global observation is left as the slots' observations side by side: acting needs no critic.
+    """
+    observation = jnp.asarray(observation, jnp.float32)
+    shape = model.observation_shape
+    if observation.shape[observation.ndim - len(shape) :] != shape:
+        raise ValueError(
+            f"{caller}: expected observations ending in shape {shape} (the env's observation shape), "
+            f"got shape {observation.shape}."
+        )
+    batch = observation.shape[: observation.ndim - len(shape)]
+    slots_observation = observation.reshape(batch + (model.num_agents, model.obs_dim))
+    if action_mask is not None and not model.multi_agent:
+        action_mask = jnp.expand_dims(jnp.asarray(action_mask), len(batch))
+    return Slots(
+        observation=slots_observation,
+        global_observation=slots_observation.reshape(batch + (-1,)),
+        action_mask=action_mask,
+        active=jnp.ones(batch + (model.num_agents,), dtype=bool),
+        reward=jnp.zeros(batch + (model.num_agents,)),
+    )
 
 
 jax.tree_util.register_dataclass(Policy, data_fields=["params", "normalizer"], meta_fields=["model"])

@@ -33,7 +33,7 @@ from parallax_zoo.agents.field_ranges import FieldRange, out_of_range
 from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
-from parallax_zoo.agents.rollout import RolloutPolicy, Transition, collect, episode_stats
+from parallax_zoo.agents.rollout import Transition, collect, episode_stats
 from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
 from parallax_zoo.agents.sharding import check_divisible, replicate, shard_env_batch
 from parallax_zoo.agents.shuffle import permutation

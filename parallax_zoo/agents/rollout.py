@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -25,18 +25,9 @@ from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from parallax.core import MARLState, State
 from parallax.wrappers import EpisodeStats, RecordEpisodeStatistics, VmapWrapper
+from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 from parallax_zoo.agents.slots import Slots, read_slots, slot_boundaries
-
-
-class RolloutPolicy(Protocol):
-    """What `collect` needs from whatever acts: `Policy`, or a mix of players in evaluation."""
-
-    def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]: ...
-
-    def value(self, slots: Slots) -> Array: ...
-
-    def env_action(self, action: Array) -> Array: ...
 
 
 @jax.tree_util.register_dataclass
@@ -92,7 +83,7 @@ def step_keys(key: PRNGKeyArray, num_steps: int) -> tuple[PRNGKeyArray, PRNGKeyA
 
 
 def rollout_step(
-    env: Any, policy: RolloutPolicy, state: State | MARLState, act_key: PRNGKeyArray, reset_key: PRNGKeyArray
+    env: Any, policy: Player, state: State | MARLState, act_key: PRNGKeyArray, reset_key: PRNGKeyArray
 ) -> tuple[State | MARLState, Transition, Slots]:
     """Act in every env, step, record the transition, then reset the finished envs.
 
@@ -133,7 +124,7 @@ def rollout_step(
 
 def collect(
     env: Any,
-    policy: RolloutPolicy,
+    policy: Player,
     state: State | MARLState,
     key: PRNGKeyArray,
     num_steps: int,
@@ -162,7 +153,7 @@ def collect(
 
 def first_episode_returns(
     env: Any,
-    policy: RolloutPolicy,
+    policy: Player,
     state: State | MARLState,
     key: PRNGKeyArray,
     max_steps: int,
@@ -182,7 +173,7 @@ def first_episode_returns(
 
 
 def play_episodes(
-    env: Any, policy: RolloutPolicy, key: PRNGKeyArray, num_episodes: int, max_steps: int, mesh: Mesh | None = None
+    env: Any, policy: Player, key: PRNGKeyArray, num_episodes: int, max_steps: int, mesh: Mesh | None = None
 ) -> tuple[Float[Array, "episodes agents"], Bool[Array, " episodes"]]:
     """Play `num_episodes` episodes of an unbatched `env` side by side: per-slot returns and which finished.
 

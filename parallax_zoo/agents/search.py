@@ -10,11 +10,17 @@ The root is rebuilt from the global observation, which for the board games is
 the cells (slot 0's view) and then whose turn it is, through the game's
 `position(cells, to_move, key=...)`. One search serves every game of a batch
 at once; nothing loops in Python over games or moves (docs/baselines.md).
+
+A `SearchPlayer` is bound to its game, so `act` takes what every player's
+`act` takes, both players' observations and the action mask as the state
+carries them, reads the position off them (slot 0's view is the cells, the
+mask says whose turn it is) and searches from there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 import jax
@@ -22,7 +28,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int, PRNGKeyArray
 
 from parallax.core import MARLState
-from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.policy import Policy, observation_slots
 from parallax_zoo.agents.slots import Slots, read_slots
 
 
@@ -71,7 +77,7 @@ class SearchSettings:
 class SearchPlayer:
     """A trained `Policy` that looks ahead: Gumbel MuZero search over `game`'s rules before every move.
 
-    A `RolloutPolicy` like `Policy` itself, so evaluation, the leaderboard and
+    A `Player` like `Policy` itself, so evaluation, the leaderboard and
     matches play it as they play any player; `policy` is the raw network, which
     plays without search. Every slot gets an action: the searched move for
     the slot to move, the no-op for the waiting one. The root searches only
@@ -81,6 +87,34 @@ class SearchPlayer:
     policy: Policy
     game: SearchGame
     settings: SearchSettings = SearchSettings()
+
+    def act(
+        self, observation: Array, key: PRNGKeyArray | None = None, action_mask: Array | None = None, greedy: bool = True
+    ) -> Array:
+        """Both slots' actions `[*batch, 2]` for a position given as the state carries it (any leading batch axes).
+
+        `observation` is both players' views (`state.agents.observation`) and `action_mask` the turn masks
+        (`state.agents.action_mask`, required): the cells are slot 0's view, the mover is the slot whose
+        row allows a move. The mover gets the searched move, the waiting slot the no-op, as in `act_slots`;
+        `greedy=False` samples the root's noise and needs a `key` (greedy play without one uses a fixed key,
+        which a search at `gumbel_scale` 0 does not read).
+        """
+        if action_mask is None:
+            raise ValueError(
+                "SearchPlayer.act: the search reads whose turn it is from the action mask; "
+                "pass action_mask=state.agents.action_mask"
+            )
+        if not greedy and key is None:
+            raise ValueError("SearchPlayer.act: sampling (greedy=False) needs key=jax.random.key(...)")
+        slots = observation_slots(self.policy.model, observation, action_mask, "SearchPlayer.act")
+        cells_count = self.policy.model.global_obs_dim - 1
+        batch = slots.active.shape[:-1]
+        cells = slots.observation[..., 0, :].reshape(*batch, cells_count, -1)[..., 0]
+        mask = jnp.asarray(action_mask)
+        to_move = jnp.argmax(jnp.any(mask[..., : self.game.num_actions - 1], axis=-1), axis=-1)
+        position = jnp.concatenate([cells, to_move[..., None].astype(cells.dtype)], axis=-1)
+        slots = Slots(slots.observation, position, mask, slots.active, slots.reward)
+        return searched_env_action(self, slots, jax.random.key(0) if key is None else key, greedy)
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray, greedy: bool = True) -> tuple[Array, Array, Array]:
         """Slot actions (log-probabilities 0: a search has none) and the slots' values, as `Policy.act_slots`.
@@ -187,6 +221,12 @@ class SearchPlayer:
         prior, value = self.evaluate(following)
         discount = jnp.where(following.termination, 0.0, -1.0)
         return search_library().RecurrentFnOutput(reward=reward, discount=discount, prior_logits=prior, value=value), following
+
+
+@partial(jax.jit, static_argnames="greedy")
+def searched_env_action(player: SearchPlayer, slots: Slots, key: PRNGKeyArray, greedy: bool) -> Array:
+    """`player`'s env action for `slots`, compiled once per game, settings and shape (`act` is called eagerly)."""
+    return player.env_action(player.act_slots(slots, key, greedy)[0])
 
 
 def search_library() -> Any:

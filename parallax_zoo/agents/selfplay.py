@@ -24,7 +24,8 @@ from parallax.core import MARLState
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.rollout import RolloutPolicy, Transition, collect, first_episode_returns
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.rollout import Transition, collect, first_episode_returns
 from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 
 Results = dict[str, Any]
@@ -37,7 +38,7 @@ class TrainingOpponent:
     The learner trains only on its own slots there; the remaining envs are self-play.
     """
 
-    player: RolloutPolicy
+    player: Player
     envs: int
 
 
@@ -51,8 +52,8 @@ def sides(state: MARLState) -> Array:
 
 def head_to_head(
     env: Any,
-    player: RolloutPolicy,
-    opponent: RolloutPolicy,
+    player: Player,
+    opponent: Player,
     key: PRNGKeyArray,
     num_episodes: int,
     max_steps: int,
@@ -101,7 +102,7 @@ def held_side(slot_sides: Array) -> Array:
 
 def collect_against(
     env: Any,
-    policy: RolloutPolicy,
+    policy: Player,
     opponent: TrainingOpponent,
     state: MARLState,
     key: PRNGKeyArray,

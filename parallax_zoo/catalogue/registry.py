@@ -433,15 +433,6 @@ def _load_entry_point(env_spec: EnvSpec) -> Any:
     return target
 
 
-def scripted_opponent(env: str | EnvSpec, name: str) -> Any:
-    """The rule registry.yaml names as the env's opponent `name` (see `EnvSpec.opponents`); `env` is an id or its spec."""
-    env_spec = spec(env) if isinstance(env, str) else env
-    if name not in env_spec.opponents:
-        known = ", ".join(map(repr, env_spec.opponents)) or "none"
-        raise RegistryError(f"{env_spec.id} has no scripted opponent {name!r}; registry.yaml lists: {known}")
-    return _import_target(env_spec.id, f"opponents.{name}", env_spec.opponents[name])
-
-
 def _import_target(env_id: str, field_name: str, target_path: str) -> Any:
     module_name, _, attribute = target_path.partition(":")
     try:
@@ -515,6 +506,5 @@ __all__ = [
     "namespace_of",
     "register",
     "registry_table",
-    "scripted_opponent",
     "spec",
 ]

@@ -166,7 +166,7 @@ def placement_results(view: Int8[Array, " 64"]) -> tuple[Bool[Array, " 64"], Int
 
     Row `cell` of the boards is the position after placing on `cell`, flips
     applied (meaningful where the first output is true). For scripted players
-    that look one move ahead (`parallax_zoo.envs.ladder`).
+    that look one move ahead (`parallax_zoo.agents.ladder`).
     """
     own, opponent = _discs(view)
     legal = _to_cells(_placements(own, opponent))

@@ -22,12 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.player_factories import opponent_player
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.scoring import compiled
-from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalResult, opponent_player
+from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalResult
 from parallax_zoo.scoring.ratings import RANDOM_ELO, MatchRecord, Rating, fit_ratings, recorded_matches, round_robin
 
 ANCHORS_FILE = Path(__file__).resolve().with_name("ladder_anchors.json")
@@ -52,7 +53,7 @@ def anchoring_fit(env_id: str, games: int = ANCHOR_GAMES) -> tuple[dict[str, Rat
     """The ladder's ratings in `env_id` (random fixed at 1000) and the round robin's games they come from."""
     env_spec = registry.spec(env_id)
     env = compiled.protocol_env(env_spec)
-    players: dict[str, RolloutPolicy | str] = {RANDOM: RANDOM}
+    players: dict[str, Player | str] = {RANDOM: RANDOM}
     players |= {name: opponent_player(env_spec, env, name) for name in env_spec.opponents}
     records = round_robin(env_id, players, games, seed_offset=ANCHOR_SEED_OFFSET)
     return fit_ratings(records, {RANDOM: RANDOM_ELO}), records

@@ -38,15 +38,16 @@ from parallax_zoo.scoring import checkpoint, hub, staging
 from parallax_zoo.scoring.model_card import model_card
 from parallax_zoo.agents import mappo, ppo
 from parallax_zoo.agents.mappo import MAPPOConfig
-from parallax_zoo.agents.players import Greedy, RandomPlayer, Rotation
+from parallax_zoo.agents.players import Greedy, RandomPlayer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import PPOConfig, TrainState
-from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.player_factories import training_opponent
 from parallax_zoo.agents.search import SearchPlayer, SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.agents.slots import read_slots
 from parallax_zoo.scoring.anchors import anchored_rating
-from parallax_zoo.scoring.evaluation import evaluate, opponent_player
+from parallax_zoo.scoring.evaluation import evaluate
 from parallax_zoo.scoring.loading import load_folder
 from parallax_zoo.errors import UserError
 
@@ -117,7 +118,7 @@ class SegmentedTraining:
     curve_label: str
 
 
-def segmented_training(config: PPOConfig, env: Any, opponent: RolloutPolicy | None = None) -> SegmentedTraining:
+def segmented_training(config: PPOConfig, env: Any, opponent: Player | None = None) -> SegmentedTraining:
     """The pieces `ppo.make_train` / `mappo.make_train` scan (`ppo.training`, `mappo.training`; self-play's
     snapshot matches left out: they never change the train state), vmapped over a leading seed axis and cut
     into segments. `opponent` is the player a `MAPPOConfig`'s `opponent` names."""
@@ -161,11 +162,11 @@ def segmented_training(config: PPOConfig, env: Any, opponent: RolloutPolicy | No
 
 
 def train_seeds(
-    config: PPOConfig, env: Any, seeds: list[int], progress: bool = True, opponent: RolloutPolicy | None = None
+    config: PPOConfig, env: Any, seeds: list[int], progress: bool = True, opponent: Player | None = None
 ) -> tuple[Policy, np.ndarray, SegmentedTraining]:
     """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run.
 
-    `opponent` is the player a `MAPPOConfig`'s `opponent` names (`evaluation.opponent_player`)."""
+    `opponent` is the player a `MAPPOConfig`'s `opponent` names (`player_factories.training_opponent`)."""
     from tqdm import tqdm
 
     training = segmented_training(config, env, opponent)
@@ -243,7 +244,7 @@ MOVE_COST_GAMES = 64
 """The batch of games over which a searching agent's cost per move is measured for its model card."""
 
 
-def milliseconds_per_move(env_id: str, agent: Policy | SearchPlayer, games: int = MOVE_COST_GAMES, repeats: int = 5) -> float:
+def milliseconds_per_move(env_id: str, agent: Player, games: int = MOVE_COST_GAMES, repeats: int = 5) -> float:
     """The median wall time in milliseconds of one jitted move of `agent` for a batch of `games` opening positions (compile time apart)."""
     env = registry.make(env_id)
     slots = read_slots(jax.vmap(lambda key: env.reset(key=key))(jax.random.split(jax.random.key(0), games)))
@@ -257,7 +258,7 @@ def milliseconds_per_move(env_id: str, agent: Policy | SearchPlayer, games: int 
     return 1000.0 * float(np.median(times))
 
 
-def play_description(env_id: str, agent: Policy | SearchPlayer) -> str:
+def play_description(env_id: str, agent: Player) -> str:
     """The model card's sentence on how the agent plays: greedy on its network, or the search and its cost per move."""
     if not isinstance(agent, SearchPlayer):
         return ""
@@ -273,14 +274,6 @@ def play_description(env_id: str, agent: Policy | SearchPlayer) -> str:
         f"{jax.devices()[0].platform.upper()} with {os.cpu_count()} cores. `load_baseline` returns the whole agent "
         "(a `SearchPlayer`); its `.policy` is the raw network, which plays greedily without search."
     )
-
-
-def training_opponent(env_id: str, env: Any, opponent: str) -> RolloutPolicy:
-    """The player a `MAPPOConfig`'s `opponent` names: one opponent's name, or several joined by `+`, dealt over the
-    envs in turn (`players.Rotation`; a name given twice gets twice the envs)."""
-    names = opponent.split("+")
-    players = tuple(opponent_player(env_id, env, name) for name in names)
-    return players[0] if len(players) == 1 else Rotation(players)
 
 
 RUN_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE, EVAL_FILE, CURVE_FILE, CARD_FILE)

@@ -19,7 +19,8 @@ import numpy as np
 from jax.sharding import Mesh
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.rollout import play_episodes
 from parallax_zoo.agents.selfplay import Results, head_to_head
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.registry import EnvSpec
@@ -35,7 +36,7 @@ def protocol_env(env_spec: EnvSpec) -> Any:
 
 
 def play(
-    env_spec: EnvSpec, player: RolloutPolicy, key: PRNGKeyArray, episodes: int, max_steps: int, mesh: Mesh | None = None
+    env_spec: EnvSpec, player: Player, key: PRNGKeyArray, episodes: int, max_steps: int, mesh: Mesh | None = None
 ) -> tuple[Array, Array]:
     """`rollout.play_episodes` on the spec's env, compiled once per kind of player."""
     return _run("episodes", env_spec, (player,), key, episodes, max_steps, mesh)
@@ -43,8 +44,8 @@ def play(
 
 def match(
     env_spec: EnvSpec,
-    player: RolloutPolicy,
-    opponent: RolloutPolicy,
+    player: Player,
+    opponent: Player,
     key: PRNGKeyArray,
     episodes: int,
     max_steps: int,
@@ -55,7 +56,7 @@ def match(
 
 
 def _run(
-    kind: str, env_spec: EnvSpec, players: tuple[RolloutPolicy, ...], key: PRNGKeyArray,
+    kind: str, env_spec: EnvSpec, players: tuple[Player, ...], key: PRNGKeyArray,
     episodes: int, max_steps: int, mesh: Mesh | None,
 ) -> Any:
     arrays, structure = _split(players)

@@ -13,11 +13,9 @@ seat, and serialize to JSON with everything needed to compare them later.
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import math
 import zlib
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,10 +27,9 @@ from jax.sharding import Mesh
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.scoring.checkpoint import package_versions
-from parallax_zoo.agents.players import Greedy, MaskedScriptedPlayer, RandomPlayer, ScriptedPlayer
-from parallax_zoo.agents.policy import Policy, actor_critic_for
-from parallax_zoo.agents.rollout import RolloutPolicy
-from parallax_zoo.agents.search import SearchPlayer
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.player_factories import as_player, opponent_player
+from parallax_zoo.agents.policy import Policy
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.scoring import compiled, progress
@@ -242,25 +239,12 @@ def _number(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def as_player(env: Any, policy: Policy | RolloutPolicy | str, greedy: bool) -> RolloutPolicy:
-    """What acts for `policy`: the random player for `"random"`, a `Policy` greedy or sampling, any other player as is."""
-    if isinstance(policy, Policy):
-        return Greedy(policy) if greedy else policy
-    if isinstance(policy, str):
-        if policy != RANDOM:
-            raise ValueError(f"evaluate: a policy is a Policy, a player or {RANDOM!r}, got the string {policy!r}")
-        return RandomPlayer(actor_critic_for(env))
-    if not all(hasattr(policy, name) for name in ("act_slots", "value", "env_action")):
-        raise TypeError(f"evaluate: expected a parallax_zoo Policy, a player or {RANDOM!r}, got {type(policy).__name__}")
-    return policy
-
-
 def evaluate(
     env_id: str,
-    policy: Policy | RolloutPolicy | str,
+    policy: Player | str,
     *,
     name: str | None = None,
-    baseline: Policy | SearchPlayer | None = None,
+    baseline: Player | None = None,
     episodes: int | None = None,
     mesh: Mesh | None = None,
     provenance: dict[str, Any] | None = None,
@@ -323,10 +307,14 @@ def evaluate(
 
 
 def _match_record(
-    env_spec: EnvSpec, env: Any, player: RolloutPolicy, opponent_name: str, baseline: Policy | SearchPlayer | None,
+    env_spec: EnvSpec, env: Any, player: Player, opponent_name: str, baseline: Player | None,
     key: jax.Array, fixed: EvalProtocol, mesh: Mesh | None,
 ) -> tuple[dict[str, float], tuple[float, ...]]:
     """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
+    if opponent_name == BASELINE and baseline is None:
+        from parallax_zoo.scoring.loading import load_baseline
+
+        baseline = load_baseline(env_spec.id)
     opponent = opponent_player(env_spec, env, opponent_name, baseline)
     match = compiled.match(env_spec, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
     side_returns = np.asarray(match.pop("side_returns"))
@@ -344,40 +332,3 @@ def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, flo
         record |= {f"games_side_{s}": float(mine.size), f"win_side_{s}": float(np.mean(mine > 0)),
                    f"draw_side_{s}": float(np.mean(mine == 0)), f"loss_side_{s}": float(np.mean(mine < 0))}
     return record
-
-
-def opponent_player(
-    env_spec: str | EnvSpec, env: Any, name: str, baseline: Policy | SearchPlayer | None = None
-) -> RolloutPolicy:
-    """The player an opponent's name stands for in `env` (whose id or spec is `env_spec`).
-
-    `random`: the uniformly random player; `baseline`: the pinned baseline, greedy (`baseline` if given,
-    else loaded); any other name: the scripted opponent registry.yaml names for the env (`scripted_player`).
-    The player serves evaluation and training alike (MAPPO's `opponent=`).
-    """
-    env_spec = registry.spec(env_spec) if isinstance(env_spec, str) else env_spec
-    if name == RANDOM:
-        return RandomPlayer(actor_critic_for(env))
-    if name == BASELINE:
-        if baseline is None:
-            from parallax_zoo.scoring.loading import load_baseline
-
-            baseline = load_baseline(env_spec.id)
-        return Greedy(baseline) if isinstance(baseline, Policy) else baseline  # a search agent plays whole
-    return scripted_player(registry.scripted_opponent(env_spec, name), f"{env_spec.id} opponents.{name}")
-
-
-def scripted_player(rule: Callable[..., Any], where: str = "scripted_player") -> RolloutPolicy:
-    """The player of a registry opponent's rule, told by its arguments: `act(observation)` over every slot is a
-    `ScriptedPlayer`; `act(observation, action_mask, key)` for one slot's view (the opponent ladder's
-    signature, `parallax_zoo.envs.ladder`) is a `MaskedScriptedPlayer`."""
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    required = [p for p in inspect.signature(rule).parameters.values() if p.kind in positional and p.default is p.empty]
-    if len(required) == 1:
-        return ScriptedPlayer(rule)
-    if len(required) == 3:
-        return MaskedScriptedPlayer(rule)
-    raise TypeError(
-        f"{where}: a scripted opponent takes (observation) for every slot or (observation, action_mask, key) for "
-        f"one slot's view; {getattr(rule, '__name__', rule)!r} takes {len(required)} required arguments"
-    )

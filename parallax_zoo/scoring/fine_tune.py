@@ -27,14 +27,14 @@ import numpy as np
 
 from parallax_zoo.agents import mappo
 from parallax_zoo.agents.mappo import MAPPOConfig
+from parallax_zoo.agents.player_factories import opponent_player, training_opponent
 from parallax_zoo.agents.players import Greedy
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.search import SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.catalogue import registry
 from parallax_zoo.scoring import checkpoint
-from parallax_zoo.scoring.baselines import CURVE_FILE, output_lock, training_opponent, write_evaluation
-from parallax_zoo.scoring.evaluation import opponent_player
+from parallax_zoo.scoring.baselines import CURVE_FILE, output_lock, write_evaluation
 
 SEGMENTS = 8
 """Segments per stage; the curve has one point per segment and opponent."""

@@ -31,9 +31,7 @@ from typing import Any
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.env_table import markdown_table
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.rollout import RolloutPolicy
-from parallax_zoo.agents.search import SearchPlayer
+from parallax_zoo.agents.player import Player
 from parallax_zoo.scoring.anchors import load_anchors
 from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalProtocol, EvalResult, evaluate, protocol
 from parallax_zoo.scoring.ratings import (
@@ -311,7 +309,7 @@ def _unencodable_string(data: object, where: str = "") -> str | None:
 
 def leaderboard(
     results: Sequence[EvalResult] = (),
-    entrants: Mapping[str, Mapping[str, Policy | RolloutPolicy | str]] | None = None,
+    entrants: Mapping[str, Mapping[str, Player | str]] | None = None,
     provenance: Mapping[str, Mapping[str, dict[str, Any]]] | None = None,
 ) -> Leaderboard:
     """Rank `results` plus the `entrants` (per env id: name -> policy), evaluated here.
@@ -365,7 +363,7 @@ def leaderboard(
         if "zero-sum" in env_spec.tags:
             records = recorded_matches(by_env[env_id].values())
             if env_id in entrants:
-                players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
+                players: dict[str, Player | str] = {RANDOM: RANDOM, **entrants[env_id]}
                 if env_spec.baseline is not None:
                     players[BASELINE] = pinned_baseline(env_id)
                 records.update(round_robin(env_id, players))
@@ -393,7 +391,7 @@ def leaderboard(
     return Leaderboard(rows, ratings=board_ratings)
 
 
-def pinned_baseline(env_id: str) -> Policy | SearchPlayer:
+def pinned_baseline(env_id: str) -> Player:
     """The pinned baseline of `env_id`, its files hash-checked."""
     from parallax_zoo.scoring.loading import baseline_files, load_files
 

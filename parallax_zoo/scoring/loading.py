@@ -15,11 +15,8 @@ from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.errors import UserError
 from parallax_zoo.scoring import checkpoint, hub
-from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.search import SearchPlayer
-
-Agent = Policy | SearchPlayer
-"""What a policy folder loads as: the trained network, or the network with its play-time search."""
 
 POLICY_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE)
 
@@ -31,13 +28,13 @@ class PolicyNotFoundError(UserError, FileNotFoundError):
 class ResolvedPolicy(NamedTuple):
     """A policy named on the command line: what acts, the name results record, and where its files came from."""
 
-    policy: Agent | str
+    policy: Player | str
     name: str
     provenance: dict[str, Any]
     """For Hub and baseline policies: {"repo": ..., "commit": ..., "files": {filename: sha256}}; else empty."""
 
 
-def load_folder(folder: str | Path, env: Any) -> Agent:
+def load_folder(folder: str | Path, env: Any) -> Player:
     """The agent saved in `folder` (see `load_files`), checked to fit `env`."""
     folder = Path(folder)
     missing = [name for name in POLICY_FILES if not (folder / name).is_file()]
@@ -48,11 +45,12 @@ def load_folder(folder: str | Path, env: Any) -> Agent:
     return load_files(hub.VerifiedFiles(folder, {name: (folder / name).read_bytes() for name in POLICY_FILES}, {}), env)
 
 
-def load_files(files: hub.VerifiedFiles, env: Any) -> Agent:
+def load_files(files: hub.VerifiedFiles, env: Any) -> Player:
     """The agent in a folder's config and weights, parsed from the bytes already read (and checked), fitted to `env`.
 
-    A config with `search` settings gives the whole agent, a `SearchPlayer` over
-    `env`'s game (its `.policy` is the raw network); any other gives the `Policy`.
+    A config with `search` settings gives the whole player, a `SearchPlayer` over
+    `env`'s game (its `.policy` is the raw network); any other gives the `Policy`. Either acts with
+    `act(observation, key, action_mask=...)` (`agents.player.Player`).
     """
     contents = files.contents
     config = contents[checkpoint.CONFIG_FILE]
@@ -78,15 +76,16 @@ def baseline_files(env_id: str) -> hub.VerifiedFiles:
     return hub.fetch_baseline_files(pin, hub.mirror_folder(env_id))
 
 
-def load_baseline(env_id: str) -> Agent:
+def load_baseline(env_id: str) -> Player:
     """The baseline of `env_id` at the revision registry.yaml pins, parsed from the bytes that were checked (`baseline_files`).
 
     A baseline that searches at play time comes whole, as a `SearchPlayer`; `.policy` is its raw network.
+    Every baseline acts with `act(observation, key, action_mask=...)` (docs/baselines.md, "Acting").
     """
     return load_files(baseline_files(env_id), registry.make(env_id))
 
 
-def load_hub(repo_and_commit: str, env_id: str) -> tuple[Agent, dict[str, Any]]:
+def load_hub(repo_and_commit: str, env_id: str) -> tuple[Player, dict[str, Any]]:
     """A policy from a Hub model repo at a commit, `REPO@<40-hex commit>`, and its provenance.
 
     Only config.yaml and model.safetensors are fetched, each checked against the hash the Hub reports

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.rollout import RolloutPolicy
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.player_factories import as_player
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.scoring import compiled, progress
-from parallax_zoo.scoring.evaluation import EvalResult, as_player, protocol
+from parallax_zoo.scoring.evaluation import EvalResult, protocol
 
 RANDOM_ELO = 1000.0
 """The uniformly random player's rating on every board."""
@@ -177,7 +177,7 @@ def recorded_matches(results: Iterable[EvalResult]) -> dict[tuple[str, str], Mat
 
 
 def round_robin(
-    env_id: str, entrants: Mapping[str, Policy | RolloutPolicy | str], episodes: int | None = None, seed_offset: int = 1000
+    env_id: str, entrants: Mapping[str, Player | str], episodes: int | None = None, seed_offset: int = 1000
 ) -> dict[tuple[str, str], MatchRecord]:
     """Every pair of entrants plays `episodes` games (both seats equally) under `env_id`'s protocol.
 

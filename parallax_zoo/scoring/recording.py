@@ -24,11 +24,13 @@ from parallax.spaces import sample_legal
 from parallax_zoo.atomic import atomic_write
 
 if TYPE_CHECKING:
-    from parallax_zoo.agents.policy import Policy
-    from parallax_zoo.agents.search import SearchPlayer
+    from parallax_zoo.agents.player import Player
 
 ActFn = Callable[[Any, PRNGKeyArray], Array]
-"""`act(state, key) -> action`: how a policy is called while recording."""
+"""`act(state, key) -> action`: how the recorder's scan is given its actions, from the env's whole state.
+
+Not a `Player`: the random `act` samples the env's own action space, so any env that renders records,
+including those no network can act in; a player becomes one through `policy_act`."""
 
 
 def random_act(env: Any) -> ActFn:
@@ -40,13 +42,16 @@ def random_act(env: Any) -> ActFn:
     return act
 
 
-def policy_act(policy: Policy | SearchPlayer, greedy: bool = True) -> ActFn:
-    """A trained policy (or one that searches) as an `act` function: its most likely action (or a sample) in every slot."""
+def policy_act(player: Player) -> ActFn:
+    """A player as an `act` function, playing as evaluation does: a trained `Policy` its most likely action."""
+    from parallax_zoo.agents.player_factories import as_player
     from parallax_zoo.agents.slots import read_slots
 
+    greedy = as_player(None, player, greedy=True)  # no env needed: a player is never the random player's name
+
     def act(state: Any, key: PRNGKeyArray) -> Array:
-        action, _, _ = policy.act_slots(read_slots(state), key, greedy=greedy)
-        return policy.env_action(action)
+        action, _, _ = greedy.act_slots(read_slots(state), key)
+        return greedy.env_action(action)
 
     return act
 

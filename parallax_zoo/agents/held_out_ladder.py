@@ -2,7 +2,7 @@
 
 They measure how well a policy plays opponents it was not tuned against,
 and share nothing with the training ladder's move scoring
-(`parallax_zoo.envs.ladder`): only its player signature, `player(observation,
+(`parallax_zoo.agents.ladder`): only its player signature, `player(observation,
 action_mask, key) -> action` for one player's view of one board (vmappable,
 the no-op when nothing else is legal), and its random choice among equal moves.
 
@@ -41,7 +41,8 @@ from parallax.core import MARLState
 from parallax_zoo.envs import othello
 from parallax_zoo.envs.board import line_cells, mark_of
 from parallax_zoo.envs.connect_four import ConnectFour
-from parallax_zoo.envs.ladder import LadderPlayer, board_view, choose_best
+from parallax_zoo.agents.ladder import board_view, choose_best
+from parallax_zoo.agents.players import MaskedRule
 from parallax_zoo.envs.othello import Othello
 
 WIN = 100_000
@@ -160,7 +161,7 @@ def alphabeta_values(
 
 def alphabeta_player(
     game: ConnectFour | Othello, evaluate: Evaluate, order: np.ndarray, depth: int
-) -> LadderPlayer:
+) -> MaskedRule:
     """A ladder player: `alphabeta_values` from the observed position, a random choice among the best first moves."""
 
     def player(observation: Array, action_mask: Array, key: PRNGKeyArray) -> Array:
@@ -361,7 +362,7 @@ def mcts_visits(game: ConnectFour | Othello, root: MARLState, key: PRNGKeyArray,
     return jnp.where(children >= 0, tree["visits"][jnp.maximum(children, 0)], 0.0)
 
 
-def mcts_player(game: ConnectFour | Othello, simulations: int) -> LadderPlayer:
+def mcts_player(game: ConnectFour | Othello, simulations: int) -> MaskedRule:
     """A ladder player: `mcts_visits` from the observed position, the most visited move (ties at random)."""
 
     def player(observation: Array, action_mask: Array, key: PRNGKeyArray) -> Array:
@@ -372,19 +373,19 @@ def mcts_player(game: ConnectFour | Othello, simulations: int) -> LadderPlayer:
     return player
 
 
-def connect_four_players() -> dict[str, LadderPlayer]:
+def connect_four_players() -> dict[str, MaskedRule]:
     search = partial(alphabeta_player, _C4, connect_four_score, C4_ORDER)
     alphabeta = {f"alphabeta{depth}": search(depth) for depth in (1, 2, 4, 6)}
     return {**alphabeta, "mcts200": mcts_player(_C4, 200), "mcts1000": mcts_player(_C4, 1000)}
 
 
-def othello_players() -> dict[str, LadderPlayer]:
+def othello_players() -> dict[str, MaskedRule]:
     search = partial(alphabeta_player, _OTHELLO, othello_score, OTHELLO_ORDER)
     alphabeta = {f"alphabeta{depth}": search(depth) for depth in (1, 2, 4)}
     return {**alphabeta, "mcts200": mcts_player(_OTHELLO, 200), "mcts1000": mcts_player(_OTHELLO, 1000)}
 
 
-HELD_OUT: dict[str, dict[str, LadderPlayer]] = {"ConnectFour": connect_four_players(), "Othello": othello_players()}
+HELD_OUT: dict[str, dict[str, MaskedRule]] = {"ConnectFour": connect_four_players(), "Othello": othello_players()}
 """Each game's held-out players by name."""
 
 alphabeta1_connect_four = HELD_OUT["ConnectFour"]["alphabeta1"]

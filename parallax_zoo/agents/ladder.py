@@ -1,7 +1,7 @@
 """The opponent ladder: jittable scripted players of graded strength for TicTacToe, ConnectFour and Othello.
 
-Every ladder player has one signature, `player(observation, action_mask, key)
--> action`, for one player's view of one board: `observation` is that
+Every ladder player is a rule of one signature (`players.MaskedRule`),
+`player(observation, action_mask, key) -> action`, for one player's view of one board: `observation` is that
 player's observation as the env emits it (the board signed from its side,
 +1 own, -1 opponent; Othello adds the turn plane), int8 in the board's shape
 or flattened to floats as the agents' slots carry it, `action_mask` its row of
@@ -37,11 +37,10 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int, Int8, PRNGKeyArray
 
+from parallax_zoo.agents.players import MaskedRule
 from parallax_zoo.envs import othello
 from parallax_zoo.envs.board import line_cells
 
-LadderPlayer = Callable[[Array, Array, PRNGKeyArray], Array]
-"""`player(observation, action_mask, key) -> action` for one player's view of one board (see the module docstring)."""
 
 
 def board_view(observation: Array, shape: tuple[int, ...]) -> Int8[Array, "..."]:
@@ -61,7 +60,7 @@ def choose_best(scores: Float[Array, " moves"], action_mask: Bool[Array, " actio
     return jnp.where(jnp.any(legal), choice, action_mask.shape[-1] - 1).astype(jnp.int32)
 
 
-def per_slot(player: LadderPlayer) -> Callable[[Array, Array, PRNGKeyArray], Array]:
+def per_slot(player: MaskedRule) -> Callable[[Array, Array, PRNGKeyArray], Array]:
     """`player` over `[*batch, agents]`: observations `[*batch, agents, *obs]`, masks `[*batch, agents, actions]`, one key.
 
     Each slot gets its own key, so a batch of games breaks ties independently.
@@ -255,8 +254,8 @@ def search_connect_four(
     return choose_best(search_values(board_view(observation, (_ROWS * _COLUMNS,)), depth), action_mask, key)
 
 
-depth2_connect_four: LadderPlayer = partial(search_connect_four, depth=2)
-depth4_connect_four: LadderPlayer = partial(search_connect_four, depth=4)
+depth2_connect_four: MaskedRule = partial(search_connect_four, depth=2)
+depth4_connect_four: MaskedRule = partial(search_connect_four, depth=4)
 
 
 # Othello -----------------------------------------------------------------------------------------------------------
@@ -299,7 +298,7 @@ def mobility_othello(observation: Int8[Array, "8 8 2"], action_mask: Bool[Array,
     return choose_best(_othello_scores(observation, by_mobility=True), action_mask, key)
 
 
-LADDER: dict[str, dict[str, LadderPlayer]] = {
+LADDER: dict[str, dict[str, MaskedRule]] = {
     "TicTacToe": {"perfect": perfect_tictactoe},
     "ConnectFour": {"tactical": tactical_connect_four, "depth2": depth2_connect_four, "depth4": depth4_connect_four},
     "Othello": {"positional": positional_othello, "mobility": mobility_othello},
