@@ -43,20 +43,13 @@ CLI_ON_REGISTRY = (
 """The CLI run with registry.yaml at argv[1] in place of the package's (the pin tests' copy)."""
 
 
-@pytest.fixture(scope="module")
-def compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One JAX compilation cache for this module's train processes: they compile the same tiny runs."""
-    return tmp_path_factory.mktemp("jax-cache")
-
-
 @pytest.fixture
-def sandbox(tmp_path: Path, compile_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def sandbox(tmp_path: Path) -> Path:
     """A temporary registry.yaml and baselines mirror holding GridWorld-v0's shipped folder, both copies."""
     shutil.copy(PACKAGED_REGISTRY, tmp_path / "registry.yaml")
     shutil.copytree(hub.mirror_folder("GridWorld-v0"), tmp_path / "baselines" / "GridWorld-v0")
     checkpoint.save_config(TINY, tmp_path / "tiny.yaml")
     checkpoint.save_config(LONG, tmp_path / "long.yaml")
-    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(compile_cache))
     return tmp_path
 
 
