@@ -4,11 +4,10 @@ temporary folder removed at the end, serves the whole session: its workers and e
 import os
 import shutil
 import tempfile
+from typing import Any
 
 import jax
 import pytest
-from scheduling import LongestFilesFirst
-from xdist.remote import Producer
 
 from parallax_zoo.catalogue import registry
 
@@ -24,7 +23,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """The session's first process (xdist's controller, or the only one) makes the cache folder and puts it in the
     environment; the workers and the processes the tests start inherit it, so a program compiled once loads after."""
-    if not hasattr(config, "workerinput"):
+    if not (hasattr(config, "workerinput") and "JAX_COMPILATION_CACHE_DIR" in os.environ):
         folder = tempfile.mkdtemp(prefix="parallax-zoo-tests-jax-cache-")
         config.stash[_CACHE_FOLDER] = folder
         os.environ["JAX_COMPILATION_CACHE_DIR"] = folder
@@ -39,8 +38,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LongestFilesFirst | None:
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadfile` (as `make test` runs) hands out the longest files first; other modes are xdist's own."""
+    from scheduling import LongestFilesFirst  # xdist's, imported only where xdist runs the session
+
     return LongestFilesFirst(config, log) if config.getoption("dist") == "loadfile" else None
 
 
