@@ -11,17 +11,22 @@ from xdist.workermanage import WorkerController
 
 LONGEST_FILES = (
     "tests/test_notebooks.py",
+    "tests/test_baselines.py",
+    "tests/test_adapter_jaxmarl.py",
+    "tests/test_adapter_brax.py",
     "tests/test_suite_rendering.py",
     "tests/test_typing.py",
     "tests/test_first_hour.py",
     "tests/test_train_safety.py",
+    "tests/test_adapter_craftax.py",
     "tests/test_cli_output.py",
     "tests/test_cli.py",
     "tests/test_held_out_ladder.py",
     "tests/test_doc_snippets.py",
     "tests/test_docs.py",
 )
-"""Longest first, by the seconds each took alone on a 2-core CPU; the files not named follow in xdist's order."""
+"""Longest first, by the CPU seconds each took alone (18 to 100 s on a 2-core CPU); the files not named follow in
+xdist's order."""
 
 
 class LongestFilesFirst(LoadFileScheduling):
