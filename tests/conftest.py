@@ -1,12 +1,48 @@
-"""Shared pytest options: `--run-slow` enables the GPU-sized checks marked `slow`."""
+"""Shared pytest options: `--run-slow` enables the GPU-sized checks marked `slow`; one JAX compilation cache, in a
+temporary folder removed at the end, serves the whole session: its workers and every process they start."""
 
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import jax
 import pytest
 
 from parallax_zoo.catalogue import registry
 
+CACHE_BYTES = 4 * 2**30
+"""The cache's bound; with one set, JAX also locks its entries, so that no process reads one half-written."""
+_CACHE_FOLDER = pytest.StashKey[str]()
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", default=False, help="run checks marked slow (GPU-sized)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's first process (xdist's controller, or the only one) makes the cache folder and puts it in the
+    environment; the workers and the processes the tests start inherit it, so a program compiled once loads after."""
+    if not (hasattr(config, "workerinput") and "JAX_COMPILATION_CACHE_DIR" in os.environ):
+        folder = tempfile.mkdtemp(prefix="parallax-zoo-tests-jax-cache-")
+        config.stash[_CACHE_FOLDER] = folder
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = folder
+        os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(CACHE_BYTES)
+    jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+    jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _CACHE_FOLDER in config.stash:
+        shutil.rmtree(config.stash[_CACHE_FOLDER], ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` (as `make test` runs) hands out the longest files first; other modes are xdist's own."""
+    from scheduling import LongestFilesFirst  # xdist's, imported only where xdist runs the session
+
+    return LongestFilesFirst(config, log) if config.getoption("dist") == "loadfile" else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -43,20 +43,13 @@ CLI_ON_REGISTRY = (
 """The CLI run with registry.yaml at argv[1] in place of the package's (the pin tests' copy)."""
 
 
-@pytest.fixture(scope="module")
-def compile_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One JAX compilation cache for this module's train processes: they compile the same tiny runs."""
-    return tmp_path_factory.mktemp("jax-cache")
-
-
 @pytest.fixture
-def sandbox(tmp_path: Path, compile_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def sandbox(tmp_path: Path) -> Path:
     """A temporary registry.yaml and baselines mirror holding GridWorld-v0's shipped folder, both copies."""
     shutil.copy(PACKAGED_REGISTRY, tmp_path / "registry.yaml")
     shutil.copytree(hub.mirror_folder("GridWorld-v0"), tmp_path / "baselines" / "GridWorld-v0")
     checkpoint.save_config(TINY, tmp_path / "tiny.yaml")
     checkpoint.save_config(LONG, tmp_path / "long.yaml")
-    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(compile_cache))
     return tmp_path
 
 
@@ -196,10 +189,11 @@ def test_train_pin_force_swaps_folder_and_pin_in_together_and_leaves_no_lock(san
 
 
 PIN_SCRIPT = (
-    "import sys, time; from pathlib import Path; from parallax_zoo.catalogue.pinning import pin_baseline; "
-    "start = float(sys.argv[4]); time.sleep(max(0.0, start - time.time())); "
+    "import sys; from pathlib import Path; from parallax_zoo.catalogue.pinning import pin_baseline; "
+    "print('ready', flush=True); sys.stdin.readline(); "
     "pin_baseline(sys.argv[1], Path(sys.argv[2]), sys.argv[3]); print('pinned', sys.argv[1])"
 )
+"""Pins FOLDER for ENV_ID in REGISTRY (argv 1 to 3) once imported and told to go (a line on stdin)."""
 
 
 def fake_baseline(folder: Path, score: float) -> Path:
@@ -213,15 +207,17 @@ def test_two_processes_pinning_different_envs_at_once_both_land(tmp_path: Path) 
     registry_file = tmp_path / "registry.yaml"
     shutil.copy(PACKAGED_REGISTRY, registry_file)
     folders = {"GridWorld-v0": fake_baseline(tmp_path / "a", 0.25), "TicTacToe-v0": fake_baseline(tmp_path / "b", 0.5)}
-    start = time.time() + 4.0  # both processes are imported and waiting by then, and start their pins together
     processes = [
-        subprocess.Popen([sys.executable, "-c", PIN_SCRIPT, env_id, str(folder), str(registry_file), str(start)],
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+        subprocess.Popen([sys.executable, "-c", PIN_SCRIPT, env_id, str(folder), str(registry_file)],
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
         for env_id, folder in folders.items()
     ]
+    for process in processes:  # both imported and waiting: then both start their pins together
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline() == "ready\n", process.stderr.read()
     for process in processes:
-        out, err = process.communicate(timeout=120)
+        out, err = process.communicate("go\n", timeout=120)
         assert process.returncode == 0 and out.startswith("pinned"), err[-2000:]
     after = Registry.from_yaml(registry_file.read_text())
     for env_id, folder in folders.items():
@@ -326,11 +322,14 @@ def test_out_force_replaces_only_the_run_files_of_a_foreign_folder(sandbox: Path
     assert checkpoint.load_config(project / "config.yaml") == TINY
 
 
-def test_train_saves_every_seed_of_seeds_n_each_in_its_folder(sandbox: Path) -> None:
-    process = train_process(sandbox, "GridWorld-v0", "--config", str(sandbox / "tiny.yaml"), "--seed", "3",
-                            "--seeds", "2")
-    out, err = process.communicate(timeout=300)
-    assert process.returncode == 0, err[-2000:]
+def test_train_saves_every_seed_of_seeds_n_each_in_its_folder(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In this process (it is about the folders, not the process): `train` from the sandbox, on its mirror."""
+    monkeypatch.chdir(sandbox)
+    monkeypatch.setenv(hub.MIRROR_ENV_VAR, str(sandbox / "baselines"))
+    assert main(["train", "GridWorld-v0", "--config", str(sandbox / "tiny.yaml"), "--seed", "3", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
     runs = sandbox / "runs" / "GridWorld-v0"
     assert sorted(path.name for path in runs.iterdir()) == ["seed3", "seed4"], "no lock or staging left"
     weights = set()
