@@ -44,6 +44,12 @@ def policy_act(policy: Policy | SearchPlayer, greedy: bool = True) -> ActFn:
     """A trained policy (or one that searches) as an `act` function: its most likely action (or a sample) in every slot."""
     from parallax_zoo.agents.slots import read_slots
 
+    if getattr(policy, "recurrent", False):
+        raise ValueError(
+            "recording does not carry a recurrent policy's hidden state yet, so its episodes cannot be rendered; "
+            "evaluate it instead (parallax-zoo eval)"
+        )
+
     def act(state: Any, key: PRNGKeyArray) -> Array:
         action, _, _ = policy.act_slots(read_slots(state), key, greedy=greedy)
         return policy.env_action(action)
