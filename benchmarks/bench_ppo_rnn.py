@@ -1,4 +1,4 @@
-"""Recurrent PPO training time on gymnax/CartPole-v1: ours (`policy=recurrent`), side by side with PureJaxRL's `ppo_rnn.py`.
+"""Recurrent PPO training time on gymnax/CartPole-v1: ours (`policy=recurrent`) beside PureJaxRL's `ppo_rnn.py`.
 
 The settings default to `ppo_rnn.py`'s own (4 envs x 128 steps, 5e5 steps, 4 epochs of 4 minibatches
 of whole env sequences, lr 2.5e-4 annealed) and its network: a 128-wide ReLU embedding, a GRU of 128
@@ -65,7 +65,9 @@ class LegacyGRUCell(nn.GRUCell):
     features: int = 128
 
     @staticmethod
-    def initialize_carry(rng: Any, batch_dims: Any, size: int) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+    def initialize_carry(  # pyright: ignore[reportIncompatibleMethodOverride]
+        rng: Any, batch_dims: Any, size: int
+    ) -> Any:
         return jnp.zeros(tuple(batch_dims) + (size,))
 
 

@@ -93,6 +93,9 @@ def test_minibatches_hold_whole_env_sequences(collected):
     batch = Batch(trajectory, env_of, time_of, memory.hidden)
     minibatches = whole_sequences(batch, jax.random.key(3), num_minibatches=3)
     assert minibatches.advantage.shape == (3, NUM_STEPS, 2, 1)
+    starts, minibatch_starts = trajectory.episode_start, minibatches.transition.episode_start
+    minibatch_memory = minibatches.memory
+    assert starts is not None and minibatch_starts is not None and minibatch_memory is not None
     envs = np.asarray(minibatches.advantage[:, 0, :, 0]).astype(int)  # [minibatch, column]: the env it holds
     assert sorted(envs.reshape(-1)) == list(range(NUM_ENVS))  # every env once
     for m in range(3):
@@ -100,9 +103,10 @@ def test_minibatches_hold_whole_env_sequences(collected):
             env = envs[m, column]
             np.testing.assert_array_equal(minibatches.advantage[m, :, column, 0], np.full(NUM_STEPS, env))
             np.testing.assert_array_equal(minibatches.target[m, :, column, 0], np.arange(NUM_STEPS))
-            np.testing.assert_array_equal(minibatches.transition.observation[m, :, column], trajectory.observation[:, env])
-            np.testing.assert_array_equal(minibatches.transition.episode_start[m, :, column], trajectory.episode_start[:, env])
-            np.testing.assert_array_equal(minibatches.memory[m, column], memory.hidden[env])
+            observation = minibatches.transition.observation[m, :, column]
+            np.testing.assert_array_equal(observation, trajectory.observation[:, env])
+            np.testing.assert_array_equal(minibatch_starts[m, :, column], starts[:, env])
+            np.testing.assert_array_equal(minibatch_memory[m, column], memory.hidden[env])
 
 
 def test_recurrent_ppo_learns_memory_chain():

@@ -135,7 +135,8 @@ class Policy:
     ) -> tuple[Array, Array, Array, Array]:
         """A recurrent step from `hidden` (already reset where an episode starts): the new hidden state,
         slot actions, their log-probabilities and the slots' values."""
-        hidden, dist, value = self._recurrent_model().step(self.params, hidden, self._observation(slots), slots.action_mask)
+        model = self._recurrent_model()
+        hidden, dist, value = model.step(self.params, hidden, self._observation(slots), slots.action_mask)
         action = dist.mode() if greedy else dist.sample(key)
         return hidden, action, dist.log_prob(action), value
 
@@ -143,10 +144,12 @@ class Policy:
         """The slots' values one step on from `hidden` (the hidden state itself is not kept)."""
         return self._recurrent_model().step(self.params, hidden, self._observation(slots))[2]
 
-    def replay(self, hidden: Array, slots: Slots, episode_start: Array) -> tuple[Distribution, Array]:
+    def replay(self, hidden: Array, slots: Slots, episode_start: Array | None) -> tuple[Distribution, Array]:
         """The policy and values along a trajectory's slots `[T, *batch, ...]` from the hidden state before its
         first step, reset where `episode_start` `[T, *batch]` (`RecurrentActorCritic.replay`)."""
         model = self._recurrent_model()
+        if episode_start is None:
+            raise ValueError("Policy.replay: the trajectory has no episode_start; collect it with collect_recurrent")
         return model.replay(self.params, hidden, self._observation(slots), episode_start, slots.action_mask)
 
     def act(

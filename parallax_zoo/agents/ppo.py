@@ -241,7 +241,8 @@ def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) ->
         dist, value = current.distribution(slots), current.value(slots)
     else:
         dist, value = current.replay(batch.memory, batch.transition.slots(), batch.transition.episode_start)
-        batch, dist, value = jax.tree_util.tree_map(as_slot_rows, (dataclasses.replace(batch, memory=None), dist, value))
+        sequences = (dataclasses.replace(batch, memory=None), dist, value)
+        batch, dist, value = jax.tree_util.tree_map(as_slot_rows, sequences)
     step = batch.transition
     # A single-agent env's one slot is always active (`read_slots`), so its means need no mask.
     valid = as_slot_rows(step.active) if policy.model.multi_agent else None
@@ -371,7 +372,10 @@ def make_learner(
 
         def epoch(carry: tuple[Policy, Any], epoch_key: PRNGKeyArray) -> tuple[tuple[Policy, Any], Metrics]:
             policy, opt_state = carry
-            targets, advantages = advantages_for(policy, trajectory, last_value, config, memory) if fixed is None else fixed
+            if fixed is None:
+                targets, advantages = advantages_for(policy, trajectory, last_value, config, memory)
+            else:
+                targets, advantages = fixed
             batch = Batch(trajectory, advantages, targets, memory)
             if memory is not None:
                 minibatches = whole_sequences(batch, epoch_key, config.num_minibatches)
