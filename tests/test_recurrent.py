@@ -14,7 +14,9 @@ from parallax import TimeLimit
 from parallax_zoo.agents.ppo import Batch, PPOConfig, make_train, model_for, vector_env, whole_sequences
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.recurrent import Memory
-from parallax_zoo.agents.rollout import collect, collect_recurrent
+from parallax_zoo.agents.players import Greedy
+from parallax_zoo.agents.rollout import collect, collect_recurrent, play_episodes
+from parallax_zoo.scoring import checkpoint
 
 NUM_ENVS, NUM_STEPS = 6, 24
 CONFIG = PPOConfig(policy="recurrent", num_envs=NUM_ENVS, num_steps=NUM_STEPS, hidden_sizes=(16, 16), rnn_hidden=8,
@@ -109,7 +111,7 @@ def test_minibatches_hold_whole_env_sequences(collected):
             np.testing.assert_array_equal(minibatch_memory[m, column], memory.hidden[env])
 
 
-def test_recurrent_ppo_learns_memory_chain():
+def test_recurrent_ppo_learns_memory_chain(tmp_path):
     # MemoryChain shows a +-1 context on the first step only and pays +1 (or -1) for naming it five steps later:
     # without memory the best expected return is 0, which is also the random player's.
     env_id = "gymnax/MemoryChain-bsuite"
@@ -126,6 +128,13 @@ def test_recurrent_ppo_learns_memory_chain():
     finished = np.asarray(trajectory.episode_finished)
     assert finished.sum() >= 64
     assert np.asarray(trajectory.episode_return)[finished].mean() > 0.7
+    # Saved and loaded, it is the same recurrent policy, and greedy evaluation carries its memory too.
+    checkpoint.save(tmp_path, policy, config)
+    loaded, loaded_config = checkpoint.load(tmp_path, parallax_zoo.make(env_id))
+    assert loaded.model == policy.model and loaded_config == config
+    jax.tree_util.tree_map(np.testing.assert_array_equal, loaded.params, policy.params)
+    returns, ended = play_episodes(parallax_zoo.make(env_id), Greedy(loaded), jax.random.key(6), 32, 10)
+    assert bool(ended.all()) and float(returns.mean()) > 0.9
 
 
 def test_recurrent_config_is_checked():
