@@ -18,6 +18,7 @@ from jaxtyping import Array, PRNGKeyArray
 from parallax_zoo.agents.networks import ActorCritic, uniform
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.policy import Policy, observation_slots
+from parallax_zoo.agents.recurrent import Memory
 from parallax_zoo.agents.slots import Slots
 
 Rule = Callable[[Array], Array]
@@ -180,6 +181,19 @@ class Greedy:
 
     def env_action(self, action: Array) -> Array:
         return self.policy.env_action(action)
+
+    @property
+    def recurrent(self) -> bool:
+        return self.policy.recurrent
+
+    def initial_memory(self, batch_shape: tuple[int, ...]) -> Memory:
+        return self.policy.initial_memory(batch_shape)
+
+    def act_memory(self, hidden: Array, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array, Array]:
+        return self.policy.act_memory(hidden, slots, key, greedy=True)
+
+    def value_memory(self, hidden: Array, slots: Slots) -> Array:
+        return self.policy.value_memory(hidden, slots)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from parallax.wrappers import VmapWrapper
 from parallax_zoo.agents.distributions import Distribution
 from parallax_zoo.agents.networks import ActorCritic, Params, action_head, agent_space
 from parallax_zoo.agents.normalizer import ObsNormalizer
+from parallax_zoo.agents.recurrent import Memory, RecurrentActorCritic
 from parallax_zoo.agents.slots import Slots, read_slots
 
 
@@ -66,8 +67,11 @@ class Policy:
         model = self.model
         hidden = "x".join(map(str, model.hidden_sizes))
         critic = "centralized (global observation)" if model.centralized_critic else "per slot"
+        torso = f"MLP {hidden}" if not isinstance(model, RecurrentActorCritic) else (
+            f"embedding {model.hidden_sizes[0]}, GRU {model.rnn_hidden}, heads {hidden.partition('x')[2] or 'linear'}"
+        )
         return (
-            f"Policy({model.head.kind} actor and {critic} critic, MLP {hidden} {model.activation}; "
+            f"Policy({model.head.kind} actor and {critic} critic, {torso} {model.activation}; "
             f"{model.num_agents} slot{'s' if model.num_agents > 1 else ''}, observation {model.observation_shape}"
             f"{', agent ids' if model.agent_ids else ''}; {self.num_parameters:,} parameters"
             f"{', observation normaliser' if self.normalizer is not None else ''})"
@@ -112,6 +116,42 @@ class Policy:
         """Slot actions to the env's action."""
         return self.model.env_action(action)
 
+    @property
+    def recurrent(self) -> bool:
+        """Whether the policy keeps a hidden state from step to step (`RecurrentActorCritic`)."""
+        return isinstance(self.model, RecurrentActorCritic)
+
+    def _recurrent_model(self) -> RecurrentActorCritic:
+        if not isinstance(self.model, RecurrentActorCritic):
+            raise TypeError("this policy is feedforward: it keeps no hidden state (train with policy=recurrent)")
+        return self.model
+
+    def initial_memory(self, batch_shape: tuple[int, ...]) -> Memory:
+        """The memory before every env's first step: zero hidden state per slot."""
+        return Memory(self._recurrent_model().initial_hidden(batch_shape), jnp.zeros(batch_shape, dtype=bool))
+
+    def act_memory(
+        self, hidden: Array, slots: Slots, key: PRNGKeyArray, greedy: bool = False
+    ) -> tuple[Array, Array, Array, Array]:
+        """A recurrent step from `hidden` (already reset where an episode starts): the new hidden state,
+        slot actions, their log-probabilities and the slots' values."""
+        model = self._recurrent_model()
+        hidden, dist, value = model.step(self.params, hidden, self._observation(slots), slots.action_mask)
+        action = dist.mode() if greedy else dist.sample(key)
+        return hidden, action, dist.log_prob(action), value
+
+    def value_memory(self, hidden: Array, slots: Slots) -> Array:
+        """The slots' values one step on from `hidden` (the hidden state itself is not kept)."""
+        return self._recurrent_model().step(self.params, hidden, self._observation(slots))[2]
+
+    def replay(self, hidden: Array, slots: Slots, episode_start: Array | None) -> tuple[Distribution, Array]:
+        """The policy and values along a trajectory's slots `[T, *batch, ...]` from the hidden state before its
+        first step, reset where `episode_start` `[T, *batch]` (`RecurrentActorCritic.replay`)."""
+        model = self._recurrent_model()
+        if episode_start is None:
+            raise ValueError("Policy.replay: the trajectory has no episode_start; collect it with collect_recurrent")
+        return model.replay(self.params, hidden, self._observation(slots), episode_start, slots.action_mask)
+
     def act(
         self,
         observation: Array,
@@ -124,12 +164,36 @@ class Policy:
         `action_mask` is the env's mask (per agent for multi-agent envs); sampling
         (`greedy=False`) needs a `key`.
         """
+        if self.recurrent:
+            raise TypeError(
+                "Policy.act: this policy is recurrent; call policy.step(observation, hidden) and pass back "
+                "the hidden state it returns (hidden=None at an episode's first step)."
+            )
         if not greedy and key is None:
             raise ValueError("Policy.act: sampling (greedy=False) needs key=jax.random.key(...)")
         slots = observation_slots(self.model, observation, action_mask, "Policy.act")
         dist = self.distribution(slots)
         action = dist.mode() if greedy or key is None else dist.sample(key)
         return self.env_action(action)
+
+    def step(
+        self,
+        observation: Array,
+        hidden: Array | None = None,
+        key: PRNGKeyArray | None = None,
+        action_mask: Array | None = None,
+        greedy: bool = True,
+    ) -> tuple[Array, Array]:
+        """A recurrent policy's `act`: the env action and the new hidden state, from the previous step's hidden
+        state (`None` at an episode's first step: zeros). Pass the hidden state back on the episode's next step."""
+        model = self._recurrent_model()
+        slots = observation_slots(self.model, observation, action_mask, "Policy.step")
+        if hidden is None:
+            hidden = model.initial_hidden(slots.active.shape[:-1])
+        if not greedy and key is None:
+            raise ValueError("Policy.step: sampling (greedy=False) needs key=jax.random.key(...)")
+        hidden, dist, _ = model.step(self.params, hidden, self._observation(slots), slots.action_mask)
+        return self.env_action(dist.mode() if greedy or key is None else dist.sample(key)), hidden
 
 
 def observation_slots(model: ActorCritic, observation: Array, action_mask: Array | None, caller: str) -> Slots:

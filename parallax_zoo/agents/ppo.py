@@ -9,7 +9,10 @@ and `jax.vmap` of it trains several seeds at once. Given a device `mesh`
 the devices and the params replicated; the result is the unsharded one up to
 float rounding. Multi-agent envs train with one actor shared across slots;
 inactive slots are masked out of every loss term (MAPPO adds a centralised
-critic and self-play on top, `mappo.py`).
+critic and self-play on top, `mappo.py`). With `policy="recurrent"` the networks
+carry a GRU hidden state (`recurrent.py`): the rollout carries it across steps and
+updates, and each minibatch holds whole env sequences, replayed from their first
+hidden state.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from parallax_zoo.agents.field_ranges import FieldRange, out_of_range
 from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
-from parallax_zoo.agents.rollout import Transition, collect, episode_stats
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.recurrent import Memory, recurrent_actor_critic
+from parallax_zoo.agents.rollout import Transition, collect, collect_recurrent, episode_stats
 from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
 from parallax_zoo.agents.sharding import check_divisible, replicate, shard_env_batch
 from parallax_zoo.agents.shuffle import permutation
@@ -103,6 +108,11 @@ class PPOConfig:
     c_clip: float = 1.0
     agent_ids: bool = False
     centralized_critic: bool = False
+    policy: str = "feedforward"
+    rnn_hidden: int = 128
+
+    POLICIES: ClassVar[tuple[str, ...]] = ("feedforward", "recurrent")
+    """`policy`: MLP actor and critic, or a GRU between an embedding (`hidden_sizes[0]`) and the heads."""
 
     RANGES: ClassVar[dict[str, FieldRange]] = {
         "num_envs": FieldRange(1),
@@ -121,6 +131,7 @@ class PPOConfig:
         "hidden_sizes": FieldRange(1),
         "rho_clip": FieldRange(0, low_open=True),
         "c_clip": FieldRange(0, low_open=True),
+        "rnn_hidden": FieldRange(1),
     }
     """The range of every numeric field, checked whenever a config is made (config.yaml, `--set`), before training."""
 
@@ -145,8 +156,30 @@ class PPOConfig:
             )
         if self.activation not in ACTIVATIONS:
             problems.append(f"activation must be one of {sorted(ACTIVATIONS)}, got {self.activation!r}")
+        if self.policy not in self.POLICIES:
+            problems.append(f"policy must be one of {list(self.POLICIES)}, got {self.policy!r}")
+        elif self.recurrent:
+            problems += self._recurrent_problems()
         if problems:
             raise ValueError(f"{type(self).__name__}: " + "; ".join(problems) + ".")
+
+    def _recurrent_problems(self) -> list[str]:
+        problems = []
+        if self.num_envs % self.num_minibatches != 0:
+            problems.append(
+                f"policy=recurrent keeps each env's sequence whole in a minibatch, so num_envs={self.num_envs} "
+                f"must be divisible by num_minibatches={self.num_minibatches}"
+            )
+        if not self.hidden_sizes:
+            problems.append("policy=recurrent needs hidden_sizes to name at least the embedding's width")
+        if self.centralized_critic:
+            problems.append("policy=recurrent has a per-slot critic on the GRU's output: set centralized_critic=false")
+        return problems
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether the policy is the recurrent one (`policy="recurrent"`)."""
+        return self.policy == "recurrent"
 
     @property
     def num_updates(self) -> int:
@@ -164,6 +197,7 @@ class TrainState:
     normalizer: ObsNormalizer | None
     env_state: Any
     key: PRNGKeyArray
+    memory: Memory | None = None
 
 
 @jax.tree_util.register_dataclass
@@ -174,6 +208,8 @@ class Batch:
     transition: Transition
     advantage: Array
     target: Array
+    memory: Array | None = None
+    """Recurrent policies: the hidden state before each sequence's first step (minibatches are whole sequences)."""
 
 
 def masked_mean(x: Array, mask: Array | None) -> Array:
@@ -195,13 +231,23 @@ def as_slot_rows(x: Array) -> Array:
 
 
 def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) -> tuple[Array, Metrics]:
-    """Clipped surrogate + clipped value loss - entropy bonus, each a mean over active slots only."""
+    """Clipped surrogate + clipped value loss - entropy bonus, each a mean over active slots only.
+
+    A recurrent policy's minibatch is whole sequences `[T, envs, ...]`, replayed from `batch.memory`
+    and then read as rows `[T * envs, ...]` like a feedforward one.
+    """
+    current = dataclasses.replace(policy, params=params)
+    if batch.memory is None:
+        slots = batch.transition.slots()
+        dist, value = current.distribution(slots), current.value(slots)
+    else:
+        dist, value = current.replay(batch.memory, batch.transition.slots(), batch.transition.episode_start)
+        sequences = (dataclasses.replace(batch, memory=None), dist, value)
+        batch, dist, value = jax.tree_util.tree_map(as_slot_rows, sequences)
     step = batch.transition
     # A single-agent env's one slot is always active (`read_slots`), so its means need no mask.
     valid = as_slot_rows(step.active) if policy.model.multi_agent else None
-    slots = step.slots()
-    current = dataclasses.replace(policy, params=params)
-    dist = jax.tree_util.tree_map(as_slot_rows, current.distribution(slots))
+    dist = jax.tree_util.tree_map(as_slot_rows, dist)
     log_ratio = dist.log_prob(as_slot_rows(step.action)) - as_slot_rows(step.log_prob)
     ratio = jnp.exp(log_ratio)
     advantage = as_slot_rows(batch.advantage)
@@ -213,7 +259,7 @@ def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) ->
     surrogate = jnp.minimum(ratio * advantage, clipped_ratio * advantage)
     policy_loss = -masked_mean(surrogate, valid)
 
-    value, old_value, target = as_slot_rows(current.value(slots)), as_slot_rows(step.value), as_slot_rows(batch.target)
+    value, old_value, target = as_slot_rows(value), as_slot_rows(step.value), as_slot_rows(batch.target)
     value_error = (value - target) ** 2
     if config.clip_value:
         clipped = old_value + jnp.clip(value - old_value, -config.vf_clip, config.vf_clip)
@@ -232,17 +278,23 @@ def ppo_loss(params: Params, policy: Policy, batch: Batch, config: PPOConfig) ->
     return total, metrics
 
 
-def advantages_for(policy: Policy, trajectory: Transition, last_value: Array, config: PPOConfig) -> tuple[Array, Array]:
+def advantages_for(
+    policy: Policy, trajectory: Transition, last_value: Array, config: PPOConfig, memory: Array | None = None
+) -> tuple[Array, Array]:
     """Targets and advantages of a trajectory under `policy` (docs/baselines.md).
 
     Plain GAE uses the collection-time values. With `vtrace`, values and
-    importance ratios come from the current policy, clipped at `rho_clip`/`c_clip`.
+    importance ratios come from the current policy, clipped at `rho_clip`/`c_clip`
+    (a recurrent one replays the trajectory from `memory`, its hidden state before the first step).
     """
     value, ratio = trajectory.value, None
     if config.vtrace:
         slots = trajectory.slots()
-        value = policy.value(slots)
-        ratio = jnp.exp(policy.distribution(slots).log_prob(trajectory.action) - trajectory.log_prob)
+        if memory is None:
+            dist, value = policy.distribution(slots), policy.value(slots)
+        else:
+            dist, value = policy.replay(memory, slots, trajectory.episode_start)
+        ratio = jnp.exp(dist.log_prob(trajectory.action) - trajectory.log_prob)
     return estimate_advantages(
         value,
         trajectory.reward,
@@ -274,33 +326,65 @@ def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
     )
 
 
+def shuffled_rows(batch: Batch, key: PRNGKeyArray, config: PPOConfig) -> Batch:
+    """The batch's `num_envs * num_steps` rows in a random order, as `[num_minibatches, rows, ...]`."""
+    size = config.num_envs * config.num_steps
+    order = permutation(key, size)
+    return jax.tree_util.tree_map(
+        lambda x: x.reshape((size,) + x.shape[2:])[order].reshape(
+            (config.num_minibatches, size // config.num_minibatches) + x.shape[2:]
+        ),
+        batch,
+    )
+
+
+def whole_sequences(batch: Batch, key: PRNGKeyArray, num_minibatches: int) -> Batch:
+    """The batch's envs in a random order, split into `num_minibatches` groups of whole sequences:
+    time-major leaves `[T, envs, ...]` become `[num_minibatches, T, envs / num_minibatches, ...]`, the
+    hidden state `[envs, ...]` becomes `[num_minibatches, envs / num_minibatches, ...]`."""
+    memory = batch.memory
+    assert memory is not None
+    order = permutation(key, memory.shape[0])
+    groups = (num_minibatches, memory.shape[0] // num_minibatches)
+
+    def split(x: Array) -> Array:
+        x = x[:, order]
+        return jnp.swapaxes(x.reshape((x.shape[0],) + groups + x.shape[2:]), 0, 1)
+
+    sequences = jax.tree_util.tree_map(split, dataclasses.replace(batch, memory=None))
+    return dataclasses.replace(sequences, memory=memory[order].reshape(groups + memory.shape[1:]))
+
+
 def make_learner(
     config: PPOConfig, optimizer: optax.GradientTransformation, mesh: Mesh | None = None
-) -> Callable[[Policy, Any, Transition, Array, PRNGKeyArray], tuple[Policy, Any, Metrics]]:
-    """`learn(policy, opt_state, trajectory, last_value, key)`: `update_epochs` passes of shuffled minibatches.
+) -> Callable[..., tuple[Policy, Any, Metrics]]:
+    """`learn(policy, opt_state, trajectory, last_value, key, memory=None)`: `update_epochs` passes of shuffled
+    minibatches. A recurrent policy's `memory` is its hidden state before the trajectory's first step.
 
     With a `mesh`, each minibatch's rows are split across its devices, so gradients are data-parallel.
     """
     grad_fn = jax.value_and_grad(ppo_loss, has_aux=True)
 
     def learn(
-        policy: Policy, opt_state: Any, trajectory: Transition, last_value: Array, key: PRNGKeyArray
+        policy: Policy, opt_state: Any, trajectory: Transition, last_value: Array, key: PRNGKeyArray,
+        memory: Array | None = None,
     ) -> tuple[Policy, Any, Metrics]:
-        fixed = None if config.vtrace else advantages_for(policy, trajectory, last_value, config)
+        fixed = None if config.vtrace else advantages_for(policy, trajectory, last_value, config, memory)
 
         def epoch(carry: tuple[Policy, Any], epoch_key: PRNGKeyArray) -> tuple[tuple[Policy, Any], Metrics]:
             policy, opt_state = carry
-            targets, advantages = advantages_for(policy, trajectory, last_value, config) if fixed is None else fixed
-            batch = Batch(trajectory, advantages, targets)
-            size = config.num_envs * config.num_steps
-            order = permutation(epoch_key, size)
-            minibatches = jax.tree_util.tree_map(
-                lambda x: x.reshape((size,) + x.shape[2:])[order].reshape(
-                    (config.num_minibatches, size // config.num_minibatches) + x.shape[2:]
-                ),
-                batch,
-            )
-            minibatches = shard_env_batch(minibatches, mesh, env_axis=1)
+            if fixed is None:
+                targets, advantages = advantages_for(policy, trajectory, last_value, config, memory)
+            else:
+                targets, advantages = fixed
+            batch = Batch(trajectory, advantages, targets, memory)
+            if memory is not None:
+                minibatches = whole_sequences(batch, epoch_key, config.num_minibatches)
+                minibatches = shard_env_batch(minibatches, mesh, env_axis=2)
+                minibatches = dataclasses.replace(minibatches, memory=shard_env_batch(minibatches.memory, mesh, 1))
+            else:
+                minibatches = shuffled_rows(batch, epoch_key, config)
+                minibatches = shard_env_batch(minibatches, mesh, env_axis=1)
 
             def minibatch_step(carry: tuple[Policy, Any], minibatch: Batch) -> tuple[tuple[Policy, Any], Metrics]:
                 policy, opt_state = carry
@@ -337,8 +421,9 @@ def vector_env(env: Any, num_envs: int) -> RecordEpisodeStatistics:
 
 
 def model_for(env: Any, config: PPOConfig) -> ActorCritic:
-    """The networks `config` asks for, sized for `env`."""
-    return actor_critic_for(env, config.hidden_sizes, config.activation, config.agent_ids, config.centralized_critic)
+    """The networks `config` asks for, sized for `env` (a `RecurrentActorCritic` for `policy="recurrent"`)."""
+    model = actor_critic_for(env, config.hidden_sizes, config.activation, config.agent_ids, config.centralized_critic)
+    return recurrent_actor_critic(model, config.rnn_hidden) if config.recurrent else model
 
 
 def init_train_state(
@@ -350,7 +435,10 @@ def init_train_state(
     params = replicate(model.init(params_key), mesh)
     normalizer = ObsNormalizer.create(model.obs_dim, model.global_obs_dim) if config.normalize_obs else None
     env_state = shard_env_batch(env.reset(key=reset_key), mesh)
-    return TrainState(params, optimizer.init(params), normalizer, env_state, key)
+    memory = None
+    if config.recurrent:
+        memory = shard_env_batch(Policy(model, params).initial_memory((config.num_envs,)), mesh)
+    return TrainState(params, optimizer.init(params), normalizer, env_state, key, memory)
 
 
 def make_update(
@@ -364,10 +452,14 @@ def make_update(
     its slots count as inactive for learning.
     """
     learn = make_learner(config, optimizer, mesh)
+    if config.recurrent and opponent is not None:
+        raise ValueError("policy=recurrent does not train against a seated opponent yet: use policy=feedforward")
 
     def update(state: TrainState, _: Any) -> tuple[TrainState, Metrics]:
         key, rollout_key, learn_key = jax.random.split(state.key, 3)
         policy = Policy(model, state.params, state.normalizer)
+        if state.memory is not None:
+            return recurrent_update(policy, state, key, rollout_key, learn_key)
         if opponent is None:
             env_state, trajectory = collect(env, policy, state.env_state, rollout_key, config.num_steps, mesh)
         else:
@@ -380,6 +472,25 @@ def make_update(
         if normalizer is not None:
             normalizer = normalizer.update(trajectory.observation, trajectory.global_observation, trajectory.active)
         next_state = TrainState(replicate(policy.params, mesh), opt_state, normalizer, env_state, key)
+        return next_state, {**episode_metrics(trajectory, env_state), **loss_metrics}
+
+    def recurrent_update(
+        policy: Policy, state: TrainState, key: PRNGKeyArray, rollout_key: PRNGKeyArray, learn_key: PRNGKeyArray
+    ) -> tuple[TrainState, Metrics]:
+        memory = state.memory
+        assert memory is not None
+        env_state, next_memory, trajectory = collect_recurrent(
+            env, policy, state.env_state, memory, rollout_key, config.num_steps, mesh
+        )
+        last_value = policy.value_memory(next_memory.at_step_start(), read_slots(env_state))
+        policy, opt_state, loss_metrics = learn(
+            policy, state.opt_state, trajectory, last_value, learn_key, memory.hidden
+        )
+        normalizer = state.normalizer
+        if normalizer is not None:
+            normalizer = normalizer.update(trajectory.observation, trajectory.global_observation, trajectory.active)
+        params = replicate(policy.params, mesh)
+        next_state = TrainState(params, opt_state, normalizer, env_state, key, next_memory)
         return next_state, {**episode_metrics(trajectory, env_state), **loss_metrics}
 
     return update

@@ -9,14 +9,17 @@ fixed during a rollout, so the values are the ones a per-step critic would
 give); every step's keys are split before the scan, to the same keys the
 step would split (the reset key is split across the envs only when a step resets); and
 the reset runs only on steps where some env finished.
-PPO, MAPPO and evaluation all collect with `collect`.
+PPO, MAPPO and evaluation all collect with `collect`. A recurrent policy (`Policy.recurrent`) collects
+through the same step with its `Memory` carried by the scan (`collect_recurrent`): the hidden state is
+reset before each step whose previous step ended the env's episode (the pre-reset state's `done`), and
+its values come from the step itself, the truncated envs' bootstrap values from one more step.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, cast
 
 import jax
 import jax.numpy as jnp
@@ -26,8 +29,27 @@ from jaxtyping import Array, Bool, Float, PRNGKeyArray
 from parallax.core import MARLState, State
 from parallax.wrappers import EpisodeStats, RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.recurrent import Memory
 from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 from parallax_zoo.agents.slots import Slots, read_slots, slot_boundaries
+
+
+class RecurrentRolloutPolicy(Player, Protocol):
+    """What `collect_recurrent` needs from a policy with a hidden state (`Policy` with a recurrent model)."""
+
+    @property
+    def recurrent(self) -> bool: ...
+
+    def initial_memory(self, batch_shape: tuple[int, ...]) -> Memory: ...
+
+    def act_memory(self, hidden: Array, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array, Array]: ...
+
+    def value_memory(self, hidden: Array, slots: Slots) -> Array: ...
+
+
+def is_recurrent(policy: Player) -> bool:
+    """Whether `policy` keeps a hidden state, so that `collect` carries its `Memory`."""
+    return bool(getattr(policy, "recurrent", False))
 
 
 @jax.tree_util.register_dataclass
@@ -55,6 +77,8 @@ class Transition:
     bootstrap_value: Float[Array, " *batch agents"]
     episode_return: Float[Array, " *batch agents"]
     episode_finished: Bool[Array, " *batch"]
+    episode_start: Bool[Array, " *batch"] | None = None
+    """Recurrent policies only: the step before ended the env's episode, so the hidden state was reset."""
 
     def slots(self) -> Slots:
         """What the policy saw at this step, to evaluate it again under new params."""
@@ -93,6 +117,15 @@ def rollout_step(
     """
     slots = read_slots(state)
     action, log_prob, _ = policy.act_slots(slots, act_key)
+    next_state, transition, next_slots = record_step(env, policy, state, slots, action, log_prob)
+    return reset_finished(env, next_state, reset_key), transition, next_slots
+
+
+def record_step(
+    env: Any, policy: Player, state: State | MARLState, slots: Slots, action: Array, log_prob: Array
+) -> tuple[State | MARLState, Transition, Slots]:
+    """Step every env with the slots' `action` and record the transition (values left at zero); the next
+    state is returned before any reset, with its slots."""
     next_state = env.step(state, policy.env_action(action))
     next_slots = read_slots(next_state)
     termination, truncation = slot_boundaries(next_state, next_slots)
@@ -113,13 +146,64 @@ def rollout_step(
         episode_return=jnp.asarray(stats.episode_return, jnp.float32).reshape(no_value.shape),
         episode_finished=stats.finished,
     )
-    state = jax.lax.cond(
+    return next_state, transition, next_slots
+
+
+def reset_finished(env: Any, next_state: State | MARLState, reset_key: PRNGKeyArray) -> State | MARLState:
+    """Reset the envs whose episode just ended (only on steps where some did)."""
+    return jax.lax.cond(
         next_state.done.any(),
         lambda finished: env.reset(key=reset_key, state=finished, done=finished.done),
         lambda going_on: going_on,
         next_state,
     )
-    return state, transition, next_slots
+
+
+def recurrent_rollout_step(
+    env: Any,
+    policy: RecurrentRolloutPolicy,
+    state: State | MARLState,
+    memory: Memory,
+    act_key: PRNGKeyArray,
+    reset_key: PRNGKeyArray,
+) -> tuple[State | MARLState, Memory, Transition]:
+    """`rollout_step` for a recurrent policy: reset the hidden state where the previous step ended an episode,
+    act and record the step's values, then bootstrap truncated envs from one more step of their hidden state."""
+    slots = read_slots(state)
+    hidden, action, log_prob, value = policy.act_memory(memory.at_step_start(), slots, act_key)
+    next_state, transition, next_slots = record_step(env, policy, state, slots, action, log_prob)
+    bootstrap_value = jax.lax.cond(
+        transition.truncation.any(),
+        lambda: policy.value_memory(hidden, next_slots),
+        lambda: jnp.zeros_like(value),
+    )
+    transition = dataclasses.replace(
+        transition, value=value, bootstrap_value=bootstrap_value, episode_start=memory.episode_ended
+    )
+    return reset_finished(env, next_state, reset_key), Memory(hidden, next_state.done), transition
+
+
+def collect_recurrent(
+    env: Any,
+    policy: RecurrentRolloutPolicy,
+    state: State | MARLState,
+    memory: Memory,
+    key: PRNGKeyArray,
+    num_steps: int,
+    mesh: Mesh | None = None,
+) -> tuple[State | MARLState, Memory, Transition]:
+    """`collect` for a recurrent policy, from `memory` (the hidden state before the first step): the final
+    state and memory, and the trajectory `[T, ...]` with its `episode_start`."""
+
+    def step(
+        carry: tuple[State | MARLState, Memory], keys: tuple[PRNGKeyArray, PRNGKeyArray]
+    ) -> tuple[tuple[State | MARLState, Memory], Transition]:
+        state, memory, transition = recurrent_rollout_step(env, policy, *shard_env_batch(carry, mesh), *keys)
+        return shard_env_batch((state, memory), mesh), shard_env_batch(transition, mesh)
+
+    act_keys, reset_keys = step_keys(key, num_steps)
+    (state, memory), trajectory = jax.lax.scan(step, shard_env_batch((state, memory), mesh), (act_keys, reset_keys))
+    return state, memory, shard_env_batch(trajectory, mesh, env_axis=1)
 
 
 def collect(
@@ -133,7 +217,13 @@ def collect(
     """`num_steps` rollout steps under `lax.scan`; returns the final state and the trajectory `[T, ...]`.
 
     With a `mesh`, the env batch of the state and the trajectory is split across its devices (`sharding.py`).
+    A recurrent policy starts from a fresh memory (`collect_recurrent` carries one across rollouts).
     """
+    if is_recurrent(policy):
+        recurrent = cast(RecurrentRolloutPolicy, policy)
+        memory = recurrent.initial_memory(tuple(state.termination.shape))
+        state, _, trajectory = collect_recurrent(env, recurrent, state, memory, key, num_steps, mesh)
+        return state, trajectory
 
     def step(
         state: State | MARLState, keys: tuple[PRNGKeyArray, PRNGKeyArray]

@@ -47,6 +47,11 @@ def policy_act(player: Player) -> ActFn:
     from parallax_zoo.agents.player_factories import as_player
     from parallax_zoo.agents.slots import read_slots
 
+    if getattr(player, "recurrent", False):
+        raise ValueError(
+            "recording does not carry a recurrent policy's hidden state yet, so its episodes cannot be rendered; "
+            "evaluate it instead (parallax-zoo eval)"
+        )
     greedy = as_player(None, player, greedy=True)  # no env needed: a player is never the random player's name
 
     def act(state: Any, key: PRNGKeyArray) -> Array:
