@@ -259,7 +259,7 @@ def advantages_for(policy: Policy, trajectory: Transition, last_value: Array, co
     )
 
 
-FLAT_OPTIMIZER_MAX_PARAMS = 2**15
+FLAT_OPTIMIZER_MAX_PARAMS = 2**16
 """Up to this many parameters the optimizer updates them as one flat vector (`make_optimizer`)."""
 
 
