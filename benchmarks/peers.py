@@ -63,9 +63,15 @@ def import_script(folder: Path, module: str, stand_in: Mapping[str, Mapping[str,
         return importlib.import_module(module)
 
 
+# The peers' own dependencies, kept out of the project's extras: distrax asks for tensorflow-probability, whose
+# 0.25 release fails to import on jax 0.10 (xla.pytype_aval_mappings); tfp-nightly 0.26 works, installed without
+# distrax's requirements.
+PEER_INSTALLS = {"distrax": "pip install --no-deps 'distrax>=0.1.5,<0.2' 'tfp-nightly>=0.26.0.dev20261027,<0.27' decorator gast"}
+
+
 def require(module: str, peer: str) -> None:
     """Exit with a clear message unless `module` (a peer's own dependency) can be imported."""
     try:
         importlib.import_module(module)
     except ImportError:
-        sys.exit(f"{peer} needs {module}; install it (pip install {module}) and rerun.")
+        sys.exit(f"{peer} needs {module}; install it ({PEER_INSTALLS.get(module, f'pip install {module}')}) and rerun.")

@@ -96,3 +96,23 @@ def test_values_are_the_critics_at_each_step_and_at_the_pre_reset_next_observati
     assert (trajectory.termination | trajectory.truncation).any()
     ended = trajectory.truncation[2]
     assert ended.all() and not np.array_equal(trajectory.bootstrap_value[2], trajectory.value[3])
+
+
+def test_the_critic_sees_each_observation_once_and_pre_reset_ones_only_where_envs_reset():
+    # Rows the critic is traced on: every step's observation and the final one after the scan, and
+    # inside the reset branch the envs' next observations; not a second pass over every next observation.
+    rows = []
+
+    @dataclass(frozen=True)
+    class Counting(FixedActions):
+        def act_slots(self, slots: Slots, key):
+            action = jnp.broadcast_to(jnp.asarray(self.actions, jnp.int32), slots.active.shape)
+            return action, jnp.zeros(slots.active.shape), jnp.zeros(slots.active.shape)
+
+        def value(self, slots: Slots):
+            rows.append(int(np.prod(slots.observation.shape[:-2])))
+            return super().value(slots)
+
+    _, trajectory = run(TimeLimit(GridWorld(), max_steps=3), Counting((0,), False), num_envs=4, num_steps=7)
+    assert sorted(rows) == [4, (7 + 1) * 4]
+    np.testing.assert_array_equal(trajectory.value, trajectory.observation.sum(axis=-1))

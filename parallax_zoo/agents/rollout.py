@@ -4,12 +4,15 @@ Each step reads the per-slot view of the state, acts, steps the env, keeps
 the pre-reset next observation (truncated episodes bootstrap from its value,
 docs/baselines.md), and only then resets the finished envs. The scan body is kept
 to acting and stepping: the critic runs once after the scan, over every
-step's observation and pre-reset next observation together (the params are
-fixed during a rollout, so the values are the ones a per-step critic would
-give); every step's keys are split before the scan, to the same keys the
-step would split (the reset key is split across the envs only when a step resets); and
-the reset runs only on steps where some env finished.
-PPO, MAPPO and evaluation all collect with `collect`. A recurrent policy (`Policy.recurrent`) collects
+step's observation and the final one (the params are fixed during a rollout,
+so the values are the ones a per-step critic would give). A step's pre-reset
+next observation is the next step's observation except in envs that reset, so
+only those need the critic at their own next observation: it runs inside the
+reset branch, which only steps where some env finished take. Every step's keys
+are split before the scan, to the same keys the step would split (the reset key
+is split across the envs only when a step resets).
+PPO, MAPPO and evaluation all collect with `collect`.
+A recurrent policy (`Policy.recurrent`) collects
 through the same step with its `Memory` carried by the scan (`collect_recurrent`): the hidden state is
 reset before each step whose previous step ended the env's episode (the pre-reset state's `done`), and
 its values come from the step itself, the truncated envs' bootstrap values from one more step.
@@ -108,17 +111,28 @@ def step_keys(key: PRNGKeyArray, num_steps: int) -> tuple[PRNGKeyArray, PRNGKeyA
 
 def rollout_step(
     env: Any, policy: Player, state: State | MARLState, act_key: PRNGKeyArray, reset_key: PRNGKeyArray
-) -> tuple[State | MARLState, Transition, Slots]:
+) -> tuple[State | MARLState, Transition, Array]:
     """Act in every env, step, record the transition, then reset the finished envs.
 
     `reset_key` is one key or one per env, as `VmapWrapper.reset` takes it. Returns
-    the pre-reset next slots beside the transition; its `value` and `bootstrap_value`
-    are left at zero for `collect` to fill in after the scan.
+    which envs reset beside the transition; its `bootstrap_value` is the value of the
+    pre-reset next observation in those envs (0 in the others) and its `value` is 0,
+    for `collect` to fill in after the scan.
     """
     slots = read_slots(state)
     action, log_prob, _ = policy.act_slots(slots, act_key)
     next_state, transition, next_slots = record_step(env, policy, state, slots, action, log_prob)
-    return reset_finished(env, next_state, reset_key), transition, next_slots
+    no_value = transition.value
+
+    def reset(finished: State | MARLState) -> tuple[State | MARLState, Array]:
+        ended = finished.done.reshape(finished.done.shape + (1,) * (no_value.ndim - finished.done.ndim))
+        bootstrap = jnp.where(ended, policy.value(next_slots), 0.0)
+        return env.reset(key=reset_key, state=finished, done=finished.done), bootstrap
+
+    state, bootstrap_value = jax.lax.cond(
+        next_state.done.any(), reset, lambda going_on: (going_on, no_value), next_state
+    )
+    return state, dataclasses.replace(transition, bootstrap_value=bootstrap_value), next_state.done
 
 
 def record_step(
@@ -227,16 +241,21 @@ def collect(
 
     def step(
         state: State | MARLState, keys: tuple[PRNGKeyArray, PRNGKeyArray]
-    ) -> tuple[State | MARLState, tuple[Transition, Slots]]:
-        state, transition, next_slots = rollout_step(env, policy, shard_env_batch(state, mesh), *keys)
-        return shard_env_batch(state, mesh), shard_env_batch((transition, next_slots), mesh)
+    ) -> tuple[State | MARLState, tuple[Transition, Array]]:
+        state, transition, reset = rollout_step(env, policy, shard_env_batch(state, mesh), *keys)
+        return shard_env_batch(state, mesh), shard_env_batch((transition, reset), mesh)
 
     act_keys, reset_keys = step_keys(key, num_steps)
-    state, (trajectory, next_slots) = jax.lax.scan(step, shard_env_batch(state, mesh), (act_keys, reset_keys))
-    trajectory, next_slots = shard_env_batch((trajectory, next_slots), mesh, env_axis=1)
-    # One critic pass over both sets of observations: one set of matmuls to compile and run, not two.
-    both = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), trajectory.slots(), next_slots)
-    value, bootstrap_value = jnp.split(policy.value(both), 2)
+    state, (trajectory, reset) = jax.lax.scan(step, shard_env_batch(state, mesh), (act_keys, reset_keys))
+    trajectory, reset = shard_env_batch((trajectory, reset), mesh, env_axis=1)
+    # One critic pass over every step's observation and the final one: where no env reset, the
+    # pre-reset next observation is the next step's, so its value is the next step's value.
+    final = jax.tree_util.tree_map(lambda x: x[None], read_slots(state))
+    every = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), trajectory.slots(), final)
+    values = policy.value(every)
+    value = values[:-1]
+    ended = reset.reshape(reset.shape + (1,) * (value.ndim - reset.ndim))
+    bootstrap_value = jnp.where(ended, trajectory.bootstrap_value, values[1:])
     trajectory = dataclasses.replace(trajectory, value=value, bootstrap_value=bootstrap_value)
     return state, shard_env_batch(trajectory, mesh, env_axis=1)
 
