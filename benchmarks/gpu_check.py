@@ -183,9 +183,9 @@ def check_baseline(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str
     import parallax_zoo
     from parallax_zoo.catalogue.pins import baseline_dirname
     from parallax_zoo.catalogue.player_names import RANDOM
-    from parallax_zoo.scoring.baselines import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
-    from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.leaderboard import normalize
+    from parallax_zoo.baselines.training import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
+    from parallax_zoo.judging.evaluation import evaluate
+    from parallax_zoo.judging.leaderboard import normalize
 
     dirname = baseline_dirname(env_id)
     config = resolve_config(env_id, ROOT / "baselines" / dirname / "config.yaml")

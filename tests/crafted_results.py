@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from parallax_zoo.scoring.evaluation import EvalResult, per_side_record, protocol
+from parallax_zoo.judging.evaluation import EvalResult, per_side_record, protocol
 
 
 def crafted(env_id: str, policy: str, games: dict[str, tuple[int, int, int]]) -> EvalResult:

@@ -17,17 +17,17 @@ from nim import Nim
 import parallax_zoo
 from parallax import TimeLimit
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, sha256_file
-from parallax_zoo.scoring import checkpoint, hub
+from parallax_zoo.policies import checkpoint, hub
 from parallax_zoo.agents import mappo
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import RandomPlayer
 from parallax_zoo.agents.ppo import PPOConfig, make_train
-from parallax_zoo.scoring.baselines import default_config_path, resolve_config, segment_lengths, train_seeds
-from parallax_zoo.cli import main
-from parallax_zoo.scoring.evaluation import evaluate
-from parallax_zoo.scoring.loading import load_folder
+from parallax_zoo.baselines.training import default_config_path, resolve_config, segment_lengths, train_seeds
+from parallax_zoo.cli.main import main
+from parallax_zoo.judging.evaluation import evaluate
+from parallax_zoo.policies.loading import load_folder
 from parallax_zoo.catalogue.registry import Registry
-from parallax_zoo.catalogue.pinning import pin_baseline, pinned_text
+from parallax_zoo.baselines.registry_update import pin_baseline, pinned_text
 from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY
 
 BASELINE_FILES = {"config.yaml", "model.safetensors", "README.md", "eval.json", "curve.png"}
@@ -211,7 +211,7 @@ def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_
 @pytest.mark.parametrize("folder", [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0")])
 def test_a_shipped_board_baselines_record_meets_its_ladder_target(folder: str) -> None:
     """The cheap check: the protocol's record shipped in eval.json meets the target (the test above re-measures it)."""
-    from parallax_zoo.scoring.evaluation import EvalResult, protocol
+    from parallax_zoo.judging.evaluation import EvalResult, protocol
 
     result = EvalResult.from_json(json.loads((hub.mirror_root() / folder / "eval.json").read_text()))
     assert result.protocol == protocol(folder), "measured under the current protocol"
@@ -266,10 +266,10 @@ ZERO_SUM_SHIPPED = [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "
 
 @pytest.mark.parametrize("folder", ZERO_SUM_SHIPPED)
 def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per_seat(folder: str) -> None:
-    from parallax_zoo.scoring.anchors import anchored_rating
-    from parallax_zoo.scoring.baselines import card_description, card_notes
-    from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalResult, protocol
-    from parallax_zoo.scoring.model_card import model_card
+    from parallax_zoo.judging.anchors import anchored_rating
+    from parallax_zoo.baselines.training import card_description, card_notes
+    from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, protocol
+    from parallax_zoo.baselines.model_card import model_card
 
     shipped = hub.mirror_root() / folder
     record = json.loads((shipped / "eval.json").read_text())

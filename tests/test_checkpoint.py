@@ -13,8 +13,9 @@ from safetensors.numpy import save_file
 
 from example_envs import GridWorld, MaskedGridWorld, Race
 from parallax import TimeLimit
-from parallax_zoo.scoring import checkpoint
-from parallax_zoo.scoring.checkpoint import CheckpointError
+from parallax.version import VERSIONED_PACKAGES
+from parallax_zoo.policies import checkpoint
+from parallax_zoo.policies.checkpoint import CheckpointError
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.ppo import PPOConfig
@@ -81,7 +82,7 @@ def test_config_yaml_round_trip_and_versions(tmp_path):
     data = yaml.safe_load((tmp_path / "config.yaml").read_text())
     assert data["algorithm"] == "mappo"
     assert data["hyperparameters"]["hidden_sizes"] == [32]
-    assert set(data["versions"]) == set(checkpoint.VERSIONED_PACKAGES)
+    assert set(data["versions"]) == set(VERSIONED_PACKAGES)
     assert checkpoint.load_config(tmp_path / "config.yaml") == config
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from parallax_zoo.cli import main
+from parallax_zoo.cli.main import main
 
 
 def test_list_prints_every_registered_id(capsys):

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import parallax_zoo
-from parallax_zoo.scoring.checkpoint import initial_policy
+from parallax_zoo.policies.checkpoint import initial_policy
 from parallax_zoo.agents.players import ScriptedPlayer
 from parallax_zoo.agents.ppo import PPOConfig
-from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
+from parallax_zoo.judging.evaluation import EvalResult, evaluate, protocol
 
 
 def test_protocol_is_fixed_per_env_id():
@@ -133,7 +133,7 @@ def test_unknown_policy_names_are_refused():
 
 
 def test_zero_sum_games_meet_every_ladder_opponent_from_both_seats_with_records_per_opponent_and_seat():
-    import parallax_zoo.scoring.evaluation as evaluation
+    import parallax_zoo.judging.evaluation as evaluation
 
     for env_id in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0"):
         fixed = protocol(env_id)

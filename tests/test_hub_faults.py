@@ -27,10 +27,10 @@ import parallax_zoo
 from hub_server import HubServer, SilentServer, closed_port_endpoint
 from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.catalogue.pins import BaselinePin
-from parallax_zoo.scoring import checkpoint, hub
-from parallax_zoo.scoring.evaluation import evaluate
-from parallax_zoo.scoring.hub import BaselineIntegrityError, BaselineUnavailableError, HubError, fetch_baseline
-from parallax_zoo.scoring.loading import load_baseline, resolve_policy
+from parallax_zoo.policies import checkpoint, hub
+from parallax_zoo.judging.evaluation import evaluate
+from parallax_zoo.policies.hub import BaselineIntegrityError, BaselineUnavailableError, HubError, fetch_baseline
+from parallax_zoo.policies.loading import load_baseline, resolve_policy
 
 POLICY_REPO = "someone/gridworld-policy"
 ENV_ID = "GridWorld-v0"
@@ -313,7 +313,7 @@ def test_a_tampered_file_in_a_read_only_cache_is_reported_honestly(
 RACER = """
 import sys
 from parallax_zoo.catalogue.pins import BaselinePin
-from parallax_zoo.scoring.hub import BaselineIntegrityError, BaselineUnavailableError, fetch_baseline
+from parallax_zoo.policies.hub import BaselineIntegrityError, BaselineUnavailableError, fetch_baseline
 pin = BaselinePin.from_dict(__import__("json").loads(sys.argv[1]))
 try:
     fetch_baseline(pin, None)

@@ -458,7 +458,7 @@ def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_
     chooses exactly what the ladder function chooses on the env's own int8 observations, every move legal."""
     from parallax_zoo.agents.players import MaskedScriptedPlayer
     from parallax_zoo.agents.slots import read_slots
-    from parallax_zoo.scoring.evaluation import opponent_player, protocol
+    from parallax_zoo.judging.evaluation import opponent_player, protocol
 
     assert name in protocol(env_id).opponents
     env = parallax_zoo.make(env_id)
@@ -499,7 +499,7 @@ def test_a_registry_ladder_player_seats_as_a_training_opponent() -> None:
     from parallax_zoo.agents.players import RandomPlayer
     from parallax_zoo.agents.policy import actor_critic_for
     from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
-    from parallax_zoo.scoring.evaluation import opponent_player
+    from parallax_zoo.judging.evaluation import opponent_player
 
     env = parallax_zoo.make("TicTacToe-v0")
     num_envs, steps = 16, 36

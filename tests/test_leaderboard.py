@@ -12,8 +12,8 @@ from crafted_results import crafted, scored
 from nim import CarelessNim, PerfectNim
 
 import parallax_zoo
-from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
-from parallax_zoo.scoring.leaderboard import (
+from parallax_zoo.judging.evaluation import EvalResult, evaluate, protocol
+from parallax_zoo.judging.leaderboard import (
     NON_FINITE_NOTE,
     LeaderboardInputError,
     MatchRecord,
@@ -181,7 +181,7 @@ def ladder_result(policy: str, perfect: tuple[int, int, int], random: tuple[int,
 
 
 def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_anchors_stay_put():
-    from parallax_zoo.scoring.anchors import load_anchors
+    from parallax_zoo.judging.anchors import load_anchors
 
     provenance = {"repo": "someone/drawer", "commit": "c" * 40, "files": {"model.safetensors": "d" * 64}}
     drawer = dataclasses.replace(ladder_result("drawer", (0, 256, 0), (230, 26, 0), baseline=(0, 256, 0)),

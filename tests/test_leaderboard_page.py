@@ -12,9 +12,9 @@ import pytest
 from browser import Chromium, find_chromium
 from PIL import Image
 
-from parallax_zoo.scoring.evaluation import EvalResult, protocol
-from parallax_zoo.scoring.leaderboard import NON_FINITE_NOTE, Leaderboard, Row
-from parallax_zoo.scoring.ratings import Rating
+from parallax_zoo.judging.evaluation import EvalResult, protocol
+from parallax_zoo.judging.leaderboard import NON_FINITE_NOTE, Leaderboard, Row
+from parallax_zoo.judging.ratings import Rating
 
 CHROMIUM, WHY_NOT = find_chromium()
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=WHY_NOT)
@@ -122,7 +122,7 @@ def test_the_page_in_chromium_loads_clean_sorts_on_a_click_and_shows_every_row(t
 
 def test_the_cli_board_shows_where_an_entrants_files_came_from(tmp_path, capsys):
     from parallax_zoo import spec
-    from parallax_zoo.cli import main
+    from parallax_zoo.cli.main import main
 
     assert main(["leaderboard", "--entrant", "Race-v0=baseline", "--out", str(tmp_path)]) == 0
     pin = spec("Race-v0").baseline

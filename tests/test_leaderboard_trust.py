@@ -22,11 +22,11 @@ from crafted_results import crafted, scored
 
 from parallax_zoo.atomic import OutputNotWrittenError
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.cli import main
-from parallax_zoo.scoring.evaluation import EvalResult, protocol
-from parallax_zoo.scoring.leaderboard import LeaderboardInputError, leaderboard, load_results
-from parallax_zoo.scoring.loading import baseline_label
-from parallax_zoo.scoring.result_checks import result_problem
+from parallax_zoo.cli.main import main
+from parallax_zoo.judging.evaluation import EvalResult, protocol
+from parallax_zoo.judging.leaderboard import LeaderboardInputError, leaderboard, load_results
+from parallax_zoo.policies.loading import baseline_label
+from parallax_zoo.judging.result_checks import result_problem
 
 BASELINES = Path(__file__).resolve().parents[1] / "baselines"
 C4 = "ConnectFour-v0"

@@ -1,4 +1,4 @@
-"""Elo on the anchored scale (parallax_zoo.scoring.ratings, .anchors): fixed anchors, confidence intervals, the shipped anchoring fit."""
+"""Elo on the anchored scale (parallax_zoo.judging.ratings, .anchors): fixed anchors, confidence intervals, the shipped anchoring fit."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import parallax_zoo
 from parallax_zoo.catalogue.player_names import RANDOM
-from parallax_zoo.scoring.anchors import (
+from parallax_zoo.judging.anchors import (
     ANCHOR_GAMES,
     ANCHORS_FILE,
     StaleAnchorsError,
@@ -18,8 +18,8 @@ from parallax_zoo.scoring.anchors import (
     anchoring_fit,
     load_anchors,
 )
-from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalResult, protocol
-from parallax_zoo.scoring.ratings import MatchRecord, Rating, UnanchoredPlayersError, fit_ratings
+from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, protocol
+from parallax_zoo.judging.ratings import MatchRecord, Rating, UnanchoredPlayersError, fit_ratings
 
 ANCHORS = {RANDOM: 1000.0, "tactical": 1500.0, "depth4": 2100.0}
 

@@ -13,9 +13,9 @@ import pytest
 import parallax_zoo
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.search import SearchPlayer, SearchSettings
-from parallax_zoo.scoring import checkpoint
-from parallax_zoo.scoring.checkpoint import CheckpointError
-from parallax_zoo.scoring.loading import load_folder
+from parallax_zoo.policies import checkpoint
+from parallax_zoo.policies.checkpoint import CheckpointError
+from parallax_zoo.policies.loading import load_folder
 
 ENV = parallax_zoo.make("ConnectFour-v0")
 KEY = jax.random.key(0)
@@ -101,7 +101,7 @@ def test_searching_games_of_one_kind_share_their_compiled_program() -> None:
 def test_a_rotation_deals_its_players_over_the_games_in_turn() -> None:
     from parallax_zoo.agents.players import Rotation, ScriptedPlayer
     from parallax_zoo.agents.slots import Slots
-    from parallax_zoo.scoring.baselines import training_opponent
+    from parallax_zoo.baselines.training import training_opponent
 
     constant = [ScriptedPlayer(lambda observation, k=k: jnp.full(observation.shape[:-1], k, jnp.int32)) for k in range(3)]
     games = Slots(jnp.zeros((5, 2, 3)), jnp.zeros((5, 6)), None, jnp.ones((5, 2), bool), jnp.zeros((5, 2)))
@@ -113,7 +113,7 @@ def test_a_rotation_deals_its_players_over_the_games_in_turn() -> None:
 @pytest.mark.slow
 def test_a_fine_tune_stage_trains_from_the_given_weights_against_a_rotation_and_records_its_curve() -> None:
     from parallax_zoo.agents.mappo import MAPPOConfig
-    from parallax_zoo.scoring.fine_tune import SEGMENTS, Stage, fine_tune
+    from parallax_zoo.baselines.fine_tune import SEGMENTS, Stage, fine_tune
 
     env = parallax_zoo.make("TicTacToe-v0")
     start, config = checkpoint.load(Path(__file__).resolve().parents[1] / "baselines" / "TicTacToe-v0", env)

@@ -35,13 +35,12 @@ from jaxtyping import PRNGKeyArray
 from parallax_zoo.agents import ppo
 from parallax_zoo.agents.field_ranges import FieldRange
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, accept_renamed_fields, model_for
+from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, model_for
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.selfplay import SnapshotBuffer, TrainingOpponent, evaluate_self_play
 from parallax_zoo.agents.sharding import check_divisible
 
 
-@accept_renamed_fields
 @dataclass(frozen=True)
 class MAPPOConfig(PPOConfig):
     """PPO's hyperparameters with MAPPO's defaults, and the self-play evaluation settings."""
@@ -103,7 +102,7 @@ def training(
         raise ValueError(
             f"MAPPO: config.opponent={config.opponent!r} with opponent_share={config.opponent_share} needs "
             f"{'the opponent player passed as opponent=' if opponent is None else 'no opponent= player'}; "
-            "parallax_zoo.scoring.evaluation.opponent_player builds one from its name"
+            "parallax_zoo.judging.evaluation.opponent_player builds one from its name"
         )
     if config.self_play:
         check_divisible(config.eval_episodes, mesh, "make_train", "eval_episodes")

@@ -10,7 +10,7 @@ rating means the same on every board and over time (docs/evaluation.md). The
 fit is re-run only when a ladder player or the protocol changes (naming envs
 refits those alone and keeps the others' fit):
 
-    python -m parallax_zoo.scoring.anchors --write [ENV_ID ...]
+    python -m parallax_zoo.judging.anchors --write [ENV_ID ...]
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.scoring import compiled
-from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalResult, opponent_player
-from parallax_zoo.scoring.ratings import RANDOM_ELO, MatchRecord, Rating, fit_ratings, recorded_matches, round_robin
+from parallax_zoo.judging import programs
+from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, opponent_player
+from parallax_zoo.judging.ratings import RANDOM_ELO, MatchRecord, Rating, fit_ratings, recorded_matches, round_robin
 
 ANCHORS_FILE = Path(__file__).resolve().with_name("ladder_anchors.json")
 """The shipped anchoring fit: per env, each ladder player's rating and the games it came from."""
@@ -51,7 +51,7 @@ def anchored_envs() -> list[str]:
 def anchoring_fit(env_id: str, games: int = ANCHOR_GAMES) -> tuple[dict[str, Rating], dict[tuple[str, str], MatchRecord]]:
     """The ladder's ratings in `env_id` (random fixed at 1000) and the round robin's games they come from."""
     env_spec = registry.spec(env_id)
-    env = compiled.protocol_env(env_spec)
+    env = programs.protocol_env(env_spec)
     players: dict[str, RolloutPolicy | str] = {RANDOM: RANDOM}
     players |= {name: opponent_player(env_spec, env, name) for name in env_spec.opponents}
     records = round_robin(env_id, players, games, seed_offset=ANCHOR_SEED_OFFSET)
@@ -82,7 +82,7 @@ def load_anchors(env_id: str, path: str | Path = ANCHORS_FILE) -> dict[str, Rati
     if document["protocol_version"] != PROTOCOL_VERSION:
         raise StaleAnchorsError(
             f"{path} holds the anchoring fit of evaluation protocol version {document['protocol_version']}, not "
-            f"{PROTOCOL_VERSION}; fit it again with `python -m parallax_zoo.scoring.anchors --write`"
+            f"{PROTOCOL_VERSION}; fit it again with `python -m parallax_zoo.judging.anchors --write`"
         )
     anchors = {RANDOM: Rating(RANDOM_ELO, RANDOM_ELO, RANDOM_ELO, 0, anchor=True)}
     for name, rating in document["envs"].get(env_id, {}).get("ratings", {}).items():
@@ -103,7 +103,7 @@ def anchored_rating(result: EvalResult) -> Rating | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m parallax_zoo.scoring.anchors", description="Fit the Elo anchors of the opponent ladder.")
+    parser = argparse.ArgumentParser(prog="python -m parallax_zoo.judging.anchors", description="Fit the Elo anchors of the opponent ladder.")
     parser.add_argument("env_ids", nargs="*", help="envs to fit (default: every zero-sum env with scripted opponents)")
     parser.add_argument("--games", type=int, default=ANCHOR_GAMES, help=f"games per pair (default {ANCHOR_GAMES})")
     parser.add_argument("--write", action="store_true", help=f"write the fit to {ANCHORS_FILE.name} (else print it)")

@@ -8,7 +8,7 @@ state, so a progress bar can show the current return between segments; the
 same segments run with or without the bar, so a seed's weights never depend
 on it. Each folder is written whole in a staging folder and swapped in (`staging`).
 Hyperparameters come from `--config FILE`, else the folder's own
-`config.yaml`, else `parallax_zoo/scoring/baseline_configs/<baseline_dirname>.yaml`.
+`config.yaml`, else `parallax_zoo/baselines/baseline_configs/<baseline_dirname>.yaml`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.catalogue.pins import baseline_dirname
 from parallax_zoo.locking import LockTimeout, exclusive_lock
-from parallax_zoo.scoring import checkpoint, hub, staging
-from parallax_zoo.scoring.model_card import model_card
+from parallax_zoo.policies import checkpoint, hub
+from parallax_zoo.baselines import staging
+from parallax_zoo.baselines.model_card import model_card
 from parallax_zoo.agents import mappo, ppo
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import Greedy, RandomPlayer, Rotation
@@ -45,9 +46,9 @@ from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.search import SearchPlayer, SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.agents.slots import read_slots
-from parallax_zoo.scoring.anchors import anchored_rating
-from parallax_zoo.scoring.evaluation import evaluate, opponent_player
-from parallax_zoo.scoring.loading import load_folder
+from parallax_zoo.judging.anchors import anchored_rating
+from parallax_zoo.judging.evaluation import evaluate, opponent_player
+from parallax_zoo.policies.loading import load_folder
 from parallax_zoo.errors import UserError
 
 EVAL_FILE = "eval.json"
@@ -331,7 +332,7 @@ def check_output_folder(env_id: str, folder: Path, force: bool = False) -> None:
 
 def is_pinned_folder(env_id: str, registry_path: str | os.PathLike[str] | None = None) -> Callable[[Path], bool]:
     """Whether a folder's files are exactly what registry.yaml (read now) pins for `env_id`."""
-    from parallax_zoo.catalogue.pinning import folder_pin
+    from parallax_zoo.baselines.registry_update import folder_pin
 
     path = Path(registry_path) if registry_path is not None else registry.PACKAGED_REGISTRY
 
@@ -403,7 +404,7 @@ def train_baseline(
                 for number, target in reversed(folders.items()):
                     place = _placement(staged[number], target)
                     if pin and number == seed:
-                        from parallax_zoo.catalogue.pinning import pin_baseline
+                        from parallax_zoo.baselines.registry_update import pin_baseline
 
                         pin_baseline(env_id, staged[number], registry_path, swap=place)
                     else:

@@ -9,7 +9,7 @@ segment the greedy policy meets every opponent named (64 games, both seats);
 those win rates are the curve. The folder written holds the last stage's
 config, the weights, the curve, `eval.json` and the card with the wall time.
 
-    python -m parallax_zoo.scoring.fine_tune ConnectFour-v0 START_FOLDER OUT_FOLDER
+    python -m parallax_zoo.baselines.fine_tune ConnectFour-v0 START_FOLDER OUT_FOLDER
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.search import SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.catalogue import registry
-from parallax_zoo.scoring import checkpoint
-from parallax_zoo.scoring.baselines import CURVE_FILE, output_lock, training_opponent, write_evaluation
-from parallax_zoo.scoring.evaluation import opponent_player
+from parallax_zoo.policies import checkpoint
+from parallax_zoo.baselines.training import CURVE_FILE, output_lock, training_opponent, write_evaluation
+from parallax_zoo.judging.evaluation import opponent_player
 
 SEGMENTS = 8
 """Segments per stage; the curve has one point per segment and opponent."""
@@ -154,7 +154,7 @@ def fine_tune_baseline(
             f"at learning rate {stage.learning_rate:g}" for stage in RECIPES[env_id]
         )
         write_evaluation(env_id, folder, [seed], training=(
-            f" Then fine-tuned against the opponent ladder (`python -m parallax_zoo.scoring.fine_tune`): {stages}, "
+            f" Then fine-tuned against the opponent ladder (`python -m parallax_zoo.baselines.fine_tune`): {stages}, "
             f"the rest self-play; the fine-tune took {minutes:.1f} min of wall time on {os.cpu_count()} shared CPU cores."
         ))
     return folder

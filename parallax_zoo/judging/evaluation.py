@@ -28,15 +28,15 @@ from jax.sharding import Mesh
 
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.scoring.checkpoint import package_versions
+from parallax.version import package_versions
 from parallax_zoo.agents.players import Greedy, MaskedScriptedPlayer, RandomPlayer, ScriptedPlayer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.search import SearchPlayer
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.registry import EnvSpec
-from parallax_zoo.scoring import compiled, progress
-from parallax_zoo.scoring.intervals import mean_interval
+from parallax_zoo.judging import programs, progress
+from parallax_zoo.judging.intervals import mean_interval
 
 PROTOCOL_VERSION = 2
 """The evaluation protocol's version. 2: zero-sum games meet the opponent ladder, 256 games per opponent
@@ -281,7 +281,7 @@ def evaluate(
         fixed = replace(fixed, opponents=(*fixed.opponents, BASELINE))
     if episodes is not None:
         fixed = replace(fixed, episodes=episodes)
-    env = compiled.protocol_env(env_spec)
+    env = programs.protocol_env(env_spec)
     if isinstance(policy, Policy):
         policy.check_fits(env)
     player = as_player(env, policy, fixed.greedy)
@@ -290,7 +290,7 @@ def evaluate(
     if not fixed.zero_sum:
         with progress.bar(f"{env_id}: evaluating {label}", fixed.episodes, "episodes") as shown:
             shown.set_postfix_str(f"playing {fixed.episodes} episodes of up to {fixed.max_steps} steps at once")
-            returns, finished = compiled.play(env_spec, player, key, fixed.episodes, fixed.max_steps, mesh)
+            returns, finished = programs.play(env_spec, player, key, fixed.episodes, fixed.max_steps, mesh)
             returns, finished = np.asarray(returns), np.asarray(finished)
             shown.set_postfix_str("")
             shown.update(fixed.episodes)
@@ -328,7 +328,7 @@ def _match_record(
 ) -> tuple[dict[str, float], tuple[float, ...]]:
     """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
     opponent = opponent_player(env_spec, env, opponent_name, baseline)
-    match = compiled.match(env_spec, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
+    match = programs.match(env_spec, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
     side_returns = np.asarray(match.pop("side_returns"))
     side = np.asarray(match.pop("side"))
     record = ({"games": float(side_returns.size)} | {k: float(v) for k, v in match.items()}
@@ -360,7 +360,7 @@ def opponent_player(
         return RandomPlayer(actor_critic_for(env))
     if name == BASELINE:
         if baseline is None:
-            from parallax_zoo.scoring.loading import load_baseline
+            from parallax_zoo.policies.loading import load_baseline
 
             baseline = load_baseline(env_spec.id)
         return Greedy(baseline) if isinstance(baseline, Policy) else baseline  # a search agent plays whole

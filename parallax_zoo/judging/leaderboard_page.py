@@ -18,9 +18,9 @@ from urllib.parse import quote
 
 from parallax_zoo.catalogue.env_table import HUB_URL
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION
-from parallax_zoo.scoring.board_rows import COLUMN_NOTES, Row, rank_key
-from parallax_zoo.scoring.ratings import RANDOM_ELO, Rating
+from parallax_zoo.judging.evaluation import PROTOCOL_VERSION
+from parallax_zoo.judging.board_rows import COLUMN_NOTES, Row, rank_key
+from parallax_zoo.judging.ratings import RANDOM_ELO, Rating
 
 PAGE_NOTES = (
     ("vs OPPONENT", "Zero-sum games only: the share of the protocol's games against that opponent won, drawn and "

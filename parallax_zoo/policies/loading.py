@@ -2,7 +2,7 @@
 
 One place that evaluation, the leaderboard and the command line all load
 policies through. A policy folder holds `config.yaml` and `model.safetensors`
-(`parallax_zoo.scoring.checkpoint`); weights are safetensors only. Every file
+(`parallax_zoo.policies.checkpoint`); weights are safetensors only. Every file
 is read once: the bytes that are hash-checked are the bytes that are parsed.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.errors import UserError
-from parallax_zoo.scoring import checkpoint, hub
+from parallax_zoo.policies import checkpoint, hub
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.search import SearchPlayer
 

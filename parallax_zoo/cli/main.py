@@ -27,9 +27,10 @@ from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvNotFoundError
 from parallax_zoo.catalogue.signatures import InvalidKwargError
 from parallax_zoo.errors import UserError, one_line
-from parallax_zoo.scoring import hub, progress
-from parallax_zoo.scoring.recording import Recording, random_act, record, save_gif
-from parallax_zoo.version import __version__
+from parallax_zoo.policies import hub
+from parallax_zoo.judging import progress
+from parallax_zoo.judging.recording import Recording, random_act, record, save_gif
+from parallax.version import __version__
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -83,8 +84,8 @@ def _render(args: argparse.Namespace) -> int:
     if source == RANDOM:
         act = random_act(env)
     else:
-        from parallax_zoo.scoring.loading import resolve_policy
-        from parallax_zoo.scoring.recording import policy_act
+        from parallax_zoo.policies.loading import resolve_policy
+        from parallax_zoo.judging.recording import policy_act
 
         policy = resolve_policy(source, args.env_id).policy
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
@@ -119,8 +120,8 @@ def _result_line(recording: Recording) -> str:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.loading import resolve_policy
+    from parallax_zoo.judging.evaluation import evaluate
+    from parallax_zoo.policies.loading import resolve_policy
 
     if args.out and Path(args.out).is_dir():
         raise UserError(f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. {Path(args.out) / 'result.json'}")
@@ -145,8 +146,8 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from parallax_zoo.scoring.leaderboard import leaderboard, load_results, output_paths
-    from parallax_zoo.scoring.loading import resolve_policy
+    from parallax_zoo.judging.leaderboard import leaderboard, load_results, output_paths
+    from parallax_zoo.policies.loading import resolve_policy
 
     if not args.results and not args.entrant:
         raise UserError("nothing to rank: give --results FOLDER (from `eval --out`) and/or --entrant ENV_ID=POLICY")
@@ -189,7 +190,7 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from parallax_zoo.scoring.baselines import resolve_config, seed_folders, train_baseline
+    from parallax_zoo.baselines.training import resolve_config, seed_folders, train_baseline
 
     env_spec = parallax_zoo.spec(args.env_id)
     config = _config_with_overrides(resolve_config(args.env_id, args.config), args)
@@ -313,9 +314,9 @@ def _pin(env_id: str) -> BaselinePin:
 
 def _demo(args: argparse.Namespace) -> int:
     """Download (or find in the mirror) a baseline, check it, evaluate it against its reference, render it."""
-    from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.loading import baseline_files, load_files
-    from parallax_zoo.scoring.recording import policy_act
+    from parallax_zoo.judging.evaluation import evaluate
+    from parallax_zoo.policies.loading import baseline_files, load_files
+    from parallax_zoo.judging.recording import policy_act
 
     env_id = args.env_id
     env_spec = parallax_zoo.spec(env_id)

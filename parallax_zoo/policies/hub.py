@@ -263,7 +263,7 @@ def _download_file(repo_id: str, filename: str, revision: str, cache_dir: Path, 
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import RemoteEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
-    from parallax_zoo.scoring.hub_network import HubFileLimit, HubGaveUp, bounded_requests, describe, file_limits
+    from parallax_zoo.policies.hub_network import HubFileLimit, HubGaveUp, bounded_requests, describe, file_limits
 
     endpoint = hub_endpoint()
     where = f"{filename} of {repo_id}@{revision} from the Hub at {endpoint} (HF_ENDPOINT)"
@@ -367,7 +367,7 @@ def _reported_hashes(repo_id: str, commit: str, filenames: tuple[str, ...], toke
     from huggingface_hub import HfApi
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
-    from parallax_zoo.scoring.hub_network import HubFileLimit, HubGaveUp, bounded_requests, describe, file_limits
+    from parallax_zoo.policies.hub_network import HubFileLimit, HubGaveUp, bounded_requests, describe, file_limits
 
     endpoint = hub_endpoint()
     with bounded_requests(file_limits()) as failures:
@@ -430,7 +430,7 @@ def push_baseline(folder: Path, repo_id: str, *, token: str | None = None, priva
     import httpx2
     from huggingface_hub import CommitOperationAdd, HfApi
 
-    from parallax_zoo.scoring.hub_network import HubGaveUp, bounded_requests, describe
+    from parallax_zoo.policies.hub_network import HubGaveUp, bounded_requests, describe
 
     files = _baseline_files(folder)
     check_repo_id(repo_id)

@@ -6,12 +6,11 @@ The board (`leaderboard.py`) makes them and its page (`leaderboard_page.py`) dra
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from parallax_zoo.scoring.ratings import RANDOM_ELO
+from parallax_zoo.judging.ratings import RANDOM_ELO
 
 NON_FINITE_NOTE = "non-finite scores (NaN or inf): ranked last"
 
@@ -49,11 +48,6 @@ class Row:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     """Where the policy's files came from: repo, commit and each file's sha256 (`EvalResult.provenance`)."""
 
-    @property
-    def normalised(self) -> float | None:
-        """The previous spelling of `normalized`, kept with a DeprecationWarning for one release."""
-        warnings.warn("Row.normalised is spelt Row.normalized now", DeprecationWarning, stacklevel=2)
-        return self.normalized
 
 
 def rank_key(row: Row) -> float:

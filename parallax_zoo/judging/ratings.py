@@ -24,8 +24,8 @@ from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.scoring import compiled, progress
-from parallax_zoo.scoring.evaluation import EvalResult, as_player, protocol
+from parallax_zoo.judging import programs, progress
+from parallax_zoo.judging.evaluation import EvalResult, as_player, protocol
 
 RANDOM_ELO = 1000.0
 """The uniformly random player's rating on every board."""
@@ -186,7 +186,7 @@ def round_robin(
     env_spec = registry.spec(env_id)
     fixed = protocol(env_spec)
     count = episodes or fixed.episodes
-    env = compiled.protocol_env(env_spec)
+    env = programs.protocol_env(env_spec)
     players = {name: as_player(env, policy, fixed.greedy) for name, policy in entrants.items()}
     records = {}
     pairs = list(itertools.combinations(sorted(players), 2))
@@ -194,7 +194,7 @@ def round_robin(
         for index, (a, b) in enumerate(pairs):
             shown.set_postfix_str(f"{a} vs {b} ({index + 1} of {len(pairs)} pairs)")
             key = jax.random.fold_in(jax.random.key(fixed.root_seed), seed_offset + index)
-            result = compiled.match(env_spec, players[a], players[b], key, count, fixed.max_steps)
+            result = programs.match(env_spec, players[a], players[b], key, count, fixed.max_steps)
             records[(a, b)] = MatchRecord(
                 wins=round(float(result["win"]) * count),
                 draws=round(float(result["draw"]) * count),

@@ -4,7 +4,7 @@ For each baseline folder (`baselines/<EnvId>/`, the Hub mirror) it evaluates
 the saved weights again, rewrites `eval.json` and the model card, and pins the
 folder's new hashes and reference score in registry.yaml (docs/evaluation.md):
 
-    python -m parallax_zoo.scoring.remeasure [ENV_ID ...]   # default: every shipped baseline
+    python -m parallax_zoo.baselines.remeasure [ENV_ID ...]   # default: every shipped baseline
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.pinning import pin_baseline
+from parallax_zoo.baselines.registry_update import pin_baseline
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
-from parallax_zoo.scoring import hub, staging
-from parallax_zoo.scoring.baselines import EVAL_FILE, check_staged, is_pinned_folder, output_lock, write_evaluation
+from parallax_zoo.policies import hub
+from parallax_zoo.baselines import staging
+from parallax_zoo.baselines.training import EVAL_FILE, check_staged, is_pinned_folder, output_lock, write_evaluation
 
 
 def shipped_baselines() -> list[str]:
@@ -56,7 +57,7 @@ def remeasure(env_id: str, registry_path: str | os.PathLike[str] | None = None) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m parallax_zoo.scoring.remeasure", description="Re-measure shipped baselines under the current protocol.")
+    parser = argparse.ArgumentParser(prog="python -m parallax_zoo.baselines.remeasure", description="Re-measure shipped baselines under the current protocol.")
     parser.add_argument("env_ids", nargs="*", help="baselines to re-measure (default: every shipped one)")
     parser.add_argument("--registry", type=Path, default=None, help="registry.yaml to pin in (default: the package's)")
     args = parser.parse_args(argv)

@@ -22,7 +22,6 @@ import itertools
 import json
 import math
 import sys
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +33,9 @@ from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.agents.search import SearchPlayer
-from parallax_zoo.scoring.anchors import load_anchors
-from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalProtocol, EvalResult, evaluate, protocol
-from parallax_zoo.scoring.ratings import (
+from parallax_zoo.judging.anchors import load_anchors
+from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalProtocol, EvalResult, evaluate, protocol
+from parallax_zoo.judging.ratings import (
     RANDOM_ELO,
     MatchRecord,
     Rating,
@@ -46,9 +45,9 @@ from parallax_zoo.scoring.ratings import (
     recorded_matches,
     round_robin,
 )
-from parallax_zoo.scoring.board_rows import COLUMN_NOTES, NON_FINITE_NOTE, Row, rank_key
-from parallax_zoo.scoring.leaderboard_page import leaderboard_page
-from parallax_zoo.scoring.result_checks import name_problem, result_problem
+from parallax_zoo.judging.board_rows import COLUMN_NOTES, NON_FINITE_NOTE, Row, rank_key
+from parallax_zoo.judging.leaderboard_page import leaderboard_page
+from parallax_zoo.judging.result_checks import name_problem, result_problem
 from parallax_zoo.atomic import write_texts_atomic
 from parallax_zoo.errors import UserError
 
@@ -160,12 +159,6 @@ def normalize(score: float, random_score: float, baseline_score: float | None) -
     if baseline_score is None or math.isclose(baseline_score, random_score):
         return None
     return (score - random_score) / (baseline_score - random_score)
-
-
-def normalise(score: float, random_score: float, baseline_score: float | None) -> float | None:
-    """The previous spelling of `normalize`, kept with a DeprecationWarning for one release."""
-    warnings.warn("leaderboard.normalise is spelt leaderboard.normalize now", DeprecationWarning, stacklevel=2)
-    return normalize(score, random_score, baseline_score)
 
 
 def load_results(folder: str | Path) -> list[EvalResult]:
@@ -395,7 +388,7 @@ def leaderboard(
 
 def pinned_baseline(env_id: str) -> Policy | SearchPlayer:
     """The pinned baseline of `env_id`, its files hash-checked."""
-    from parallax_zoo.scoring.loading import baseline_files, load_files
+    from parallax_zoo.policies.loading import baseline_files, load_files
 
     return load_files(baseline_files(env_id), registry.make(env_id))
 
@@ -403,7 +396,7 @@ def pinned_baseline(env_id: str) -> Policy | SearchPlayer:
 def pinned_baseline_games(env_id: str) -> EvalResult:
     """The pinned baseline's protocol games: those its hash-checked `eval.json` records where they were measured
     under the current protocol, else played here."""
-    from parallax_zoo.scoring.loading import baseline_files
+    from parallax_zoo.policies.loading import baseline_files
 
     files = baseline_files(env_id)
     if "eval.json" in files.contents:

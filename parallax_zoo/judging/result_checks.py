@@ -18,7 +18,7 @@ import unicodedata
 
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE
-from parallax_zoo.scoring.evaluation import GAMES_PER_OPPONENT, PROTOCOL_VERSION, EvalResult, protocol
+from parallax_zoo.judging.evaluation import GAMES_PER_OPPONENT, PROTOCOL_VERSION, EvalResult, protocol
 
 MAX_NAME_LENGTH = 256
 """The longest policy name a board shows (a Hub id at a 40-digit commit is about 150 characters)."""
@@ -91,7 +91,7 @@ def result_problem(result: EvalResult) -> tuple[str, str] | None:
 def reserved_problem(name: str, env_id: str) -> str | None:
     """Why `name` is not a result's to take on `env_id`: a ladder player's name, or the pinned baseline's under
     another repo or revision (or bare); None for any other name, the random player's included."""
-    from parallax_zoo.scoring.loading import baseline_label
+    from parallax_zoo.policies.loading import baseline_label
 
     env_spec = registry.spec(env_id)
     if name in env_spec.opponents:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 if TYPE_CHECKING:
-    from parallax_zoo.scoring.ratings import Rating
+    from parallax_zoo.judging.ratings import Rating
 
 
 def model_card(
@@ -143,7 +143,7 @@ measured by `parallax_zoo.evaluate` on these exact weights (see `eval.json`).
 
 ```python
 import parallax_zoo
-from parallax_zoo.scoring.loading import load_folder
+from parallax_zoo.policies.loading import load_folder
 
 policy = load_folder("{folder}", parallax_zoo.make("{env_id}"))
 result = parallax_zoo.evaluate("{env_id}", policy)

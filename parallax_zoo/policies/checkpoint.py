@@ -16,8 +16,6 @@ import dataclasses
 import json
 import math
 import os
-import warnings
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +27,16 @@ from safetensors.numpy import load as load_safetensors, save_file
 
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.atomic import atomic_write, write_text_atomic
-from parallax_zoo.version import DISTRIBUTION, version
+from parallax.version import package_versions
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.ppo import RENAMED_FIELDS, PPOConfig, model_for
+from parallax_zoo.agents.ppo import PPOConfig, model_for
 from parallax_zoo.agents.search import SearchSettings
 from parallax_zoo.errors import UserError
 
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.yaml"
 ALGORITHMS: dict[str, type[PPOConfig]] = {"ppo": PPOConfig, "mappo": MAPPOConfig}
-VERSIONED_PACKAGES = (DISTRIBUTION, "jax", "jaxlib", "flax", "optax")
 
 
 class CheckpointError(UserError, ValueError):
@@ -145,20 +142,6 @@ def policy_shapes(config: PPOConfig, env: Any) -> Policy:
     return jax.eval_shape(lambda: initial_policy(config, env))
 
 
-def package_versions() -> dict[str, str]:
-    """The installed versions of the packages a result depends on, recorded in configs and results."""
-    versions = {}
-    for package in VERSIONED_PACKAGES:
-        if package == DISTRIBUTION:
-            versions[package] = version()
-            continue
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = "not installed"
-    return versions
-
-
 def config_to_dict(config: PPOConfig) -> dict[str, Any]:
     """The config as plain YAML-able data, with its algorithm name."""
     algorithm = next(name for name, cls in ALGORITHMS.items() if type(config) is cls)
@@ -176,10 +159,6 @@ def config_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> PPOConf
     values = data.get("hyperparameters") or {}
     if not isinstance(values, dict):
         raise CheckpointError(f"{source}: hyperparameters must be a mapping name: value, got {type(values).__name__} {values!r}")
-    for previous, name in RENAMED_FIELDS.items():
-        if previous in values:
-            warnings.warn(f"{source}: {previous} is spelt {name} now; the old name goes in the next release", DeprecationWarning, stacklevel=2)
-            values = {name if key == previous else key: value for key, value in values.items()}
     return _checked_dataclass(cls, values, f"{algorithm} hyperparameters", source)
 
 
