@@ -13,19 +13,49 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from parallax_zoo.catalogue.gymnasium_ids import register_when_gymnasium_loads
-from parallax_zoo.catalogue.registry import EnvSpec, list_envs, make, register, registry_table, spec
+from parallax_zoo.catalogue.registry import EnvSpec, list_envs, make, register, registry_table, resolve, spec
 from parallax.version import __version__
 
 if TYPE_CHECKING:
-    from parallax_zoo.judging.evaluation import evaluate
-    from parallax_zoo.judging.leaderboard import leaderboard
-    from parallax_zoo.policies.loading import load_baseline
+    from jax.sharding import Mesh
 
-_LAZY = {
-    "evaluate": "parallax_zoo.judging.evaluation",
-    "leaderboard": "parallax_zoo.judging.leaderboard",
-    "load_baseline": "parallax_zoo.policies.loading",
-}
+    from parallax_zoo.agents.policy import Policy
+    from parallax_zoo.agents.rollout import RolloutPolicy
+    from parallax_zoo.agents.search import SearchPlayer
+    from parallax_zoo.judging.evaluation import EvalResult
+    from parallax_zoo.judging.leaderboard import leaderboard
+
+_LAZY = {"leaderboard": "parallax_zoo.judging.leaderboard"}
+
+
+def load_baseline(env_id: str) -> Policy | SearchPlayer:
+    """The baseline of `env_id` at the revision registry.yaml pins, every file sha256-checked (docs/baselines.md).
+
+    A baseline that searches at play time comes whole, as a `SearchPlayer`; `.policy` is its raw network.
+    """
+    from parallax_zoo.policies import loading
+
+    return loading.load_baseline(*resolve(env_id))
+
+
+def evaluate(
+    env_id: str,
+    policy: Policy | RolloutPolicy | str,
+    *,
+    name: str | None = None,
+    baseline: Policy | SearchPlayer | None = None,
+    episodes: int | None = None,
+    mesh: Mesh | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> EvalResult:
+    """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env_id` under its fixed protocol
+    (docs/evaluation.md); the options are `parallax_zoo.judging.evaluation.evaluate`'s."""
+    from parallax_zoo.judging import evaluation
+
+    env_spec, env = resolve(env_id)
+    return evaluation.evaluate(
+        env_spec, env, policy, name=name, baseline=baseline, episodes=episodes, mesh=mesh, provenance=provenance
+    )
 
 
 register_when_gymnasium_loads()

@@ -36,7 +36,7 @@ def test_round_trip_through_a_folder(tmp_path):
     policy = random_policy(config, GRID, seed=0)
     checkpoint.save(tmp_path, policy, config)
     assert sorted(os.listdir(tmp_path)) == ["config.yaml", "model.safetensors"]
-    loaded, loaded_config = checkpoint.load(tmp_path, GRID)
+    loaded, loaded_config = checkpoint.load_network(tmp_path, GRID)
     assert loaded_config == config
     for a, b in zip(jax.tree_util.tree_leaves(policy), jax.tree_util.tree_leaves(loaded), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -127,7 +127,7 @@ def test_weights_holding_nan_or_inf_are_refused_naming_the_tensor(tmp_path):
     tensors["params/actor/Dense_0/bias"][-1] = np.inf
     save_file({name: np.ascontiguousarray(value) for name, value in tensors.items()}, str(tmp_path / "model.safetensors"))
     with pytest.raises(CheckpointError, match=r"tensor params/(actor|critic)/Dense_0/bias holds NaN or inf \(1 of"):
-        checkpoint.load(tmp_path, GRID)
+        checkpoint.load_network(tmp_path, GRID)
 
 
 def test_a_config_larger_than_its_weights_is_refused_from_the_header_before_anything_is_built(tmp_path, monkeypatch):
@@ -139,7 +139,7 @@ def test_a_config_larger_than_its_weights_is_refused_from_the_header_before_anyt
     monkeypatch.setattr(checkpoint, "load_safetensors", lambda *a: pytest.fail("tensors were read before the shapes agreed"))
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(CheckpointError, match=r"expected shape \(4, 20000\), found \(4, 8\)"):
-        checkpoint.load(tmp_path, GRID)
+        checkpoint.load_network(tmp_path, GRID)
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
     assert grown_mib < 256, f"the peak memory grew by {grown_mib:.0f} MiB: a 20000x20000 network was built"
 
@@ -155,7 +155,7 @@ def test_weights_that_are_not_safetensors_say_so(tmp_path, content, named):
     checkpoint.save_config(config, tmp_path / "config.yaml")
     (tmp_path / "model.safetensors").write_bytes(content)
     with pytest.raises(CheckpointError, match=named):
-        checkpoint.load(tmp_path, GRID)
+        checkpoint.load_network(tmp_path, GRID)
 
 
 @pytest.mark.parametrize(

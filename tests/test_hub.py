@@ -408,8 +408,8 @@ def test_model_card_rejects_unmeasured_scores(mean: float, std: float, episodes:
 
 def test_load_baseline_downloads_verifies_and_reproduces_the_reference(hub: HubServer, tmp_path: Path, monkeypatch):
     import parallax_zoo
-    from parallax_zoo.judging.evaluation import evaluate
-    from parallax_zoo.policies.loading import load_baseline
+    from parallax_zoo import evaluate
+    from parallax_zoo import load_baseline
 
     env_spec = parallax_zoo.spec("Race-v0")
     assert env_spec.baseline is not None and env_spec.reference_score is not None

@@ -6,6 +6,7 @@ with a line saying why. The board is made of real `EvalResult`s, two envs, one a
 
 from __future__ import annotations
 
+import parallax_zoo
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ PROVENANCE = {"repo": "someone/tictactoe-ppo", "commit": COMMIT,
 def tictactoe(policy: str, perfect: tuple[float, float, float], random: tuple[float, float, float],
               provenance: dict | None = None) -> EvalResult:
     """A TicTacToe result with these (win, draw, loss) shares against the perfect and the random player."""
-    fixed = protocol("TicTacToe-v0")
+    fixed = protocol(parallax_zoo.spec("TicTacToe-v0"))
 
     def record(shares: tuple[float, float, float]) -> dict[str, float]:
         win, draw, loss = shares
@@ -43,7 +44,7 @@ def tictactoe(policy: str, perfect: tuple[float, float, float], random: tuple[fl
 
 
 def race(policy: str, scores: tuple[float, ...]) -> EvalResult:
-    return EvalResult("Race-v0", policy, protocol("Race-v0"), scores=scores)
+    return EvalResult("Race-v0", policy, protocol(parallax_zoo.spec("Race-v0")), scores=scores)
 
 
 def row(result: EvalResult, normalized: float | None, rating: Rating | None = None) -> Row:

@@ -9,18 +9,18 @@ segment the greedy policy meets every opponent named (64 games, both seats);
 those win rates are the curve. The folder written holds the last stage's
 config, the weights, the curve, `eval.json` and the card with the wall time.
 
-    python -m parallax_zoo.baselines.fine_tune ConnectFour-v0 START_FOLDER OUT_FOLDER
+    parallax-zoo maintain fine-tune ConnectFour-v0 START_FOLDER OUT_FOLDER
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
@@ -31,7 +31,7 @@ from parallax_zoo.agents.players import Greedy
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.search import SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
-from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.policies import checkpoint
 from parallax_zoo.baselines.training import CURVE_FILE, output_lock, training_opponent, write_evaluation
 from parallax_zoo.judging.evaluation import opponent_player
@@ -75,22 +75,22 @@ def stage_config(config: MAPPOConfig, stage: Stage) -> MAPPOConfig:
 
 
 def fine_tune(
-    env_id: str, start: Policy, config: MAPPOConfig, stages: Sequence[Stage], seed: int = 0, progress: bool = True
+    env_spec: EnvSpec, env: Any, start: Policy, config: MAPPOConfig, stages: Sequence[Stage], seed: int = 0,
+    progress: bool = True,
 ) -> tuple[Policy, MAPPOConfig, dict[str, list[tuple[int, float]]]]:
-    """Run `stages` from `start`'s weights; returns the policy, the last stage's config, and each opponent's
-    win-rate curve as (fine-tuning env steps so far, greedy win rate) points."""
-    env = registry.make(env_id)
+    """Run `stages` on `env` (the env of `env_spec`) from `start`'s weights; returns the policy, the last stage's
+    config, and each opponent's win-rate curve as (fine-tuning env steps so far, greedy win rate) points."""
     policy = start
     curves: dict[str, list[tuple[int, float]]] = {}
     steps = 0
     for index, stage in enumerate(stages):
         config = stage_config(config, stage)
-        pieces = mappo.training(config, env, opponent=training_opponent(env_id, env, config.opponent))
+        pieces = mappo.training(config, env, opponent=training_opponent(env_spec, env, config.opponent))
         state = dataclasses.replace(jax.jit(pieces.init)(jax.random.fold_in(jax.random.key(seed), index)), params=policy.params)
         run = jax.jit(lambda state: jax.lax.scan(pieces.update, state, None, length=pieces.num_updates // SEGMENTS)[0])
         names = sorted(set(stage.opponents))
         probe = jax.jit(lambda policy, key: [
-            head_to_head(env, Greedy(policy), opponent_player(env_id, env, name), key, PROBE_GAMES, config.eval_max_steps)["win"]
+            head_to_head(env, Greedy(policy), opponent_player(env_spec, env, name), key, PROBE_GAMES, config.eval_max_steps)["win"]
             for name in names
         ])
         for segment in range(SEGMENTS):
@@ -101,7 +101,7 @@ def fine_tune(
             for name, win in zip(names, wins):
                 curves.setdefault(name, []).append((steps, float(win)))
             if progress:
-                print(f"{env_id} stage {index + 1}/{len(stages)} segment {segment + 1}/{SEGMENTS}: greedy wins "
+                print(f"{env_spec.id} stage {index + 1}/{len(stages)} segment {segment + 1}/{SEGMENTS}: greedy wins "
                       + ", ".join(f"{name} {float(win):.0%}" for name, win in zip(names, wins)), flush=True)
     return policy, config, curves
 
@@ -131,20 +131,21 @@ def plot_win_curves(curves: dict[str, list[tuple[int, float]]], env_id: str, pat
 
 
 def fine_tune_baseline(
-    env_id: str, start: str | os.PathLike[str], out: str | os.PathLike[str], search: SearchSettings | None = None,
-    seed: int = 0, progress: bool = True,
+    env_spec: EnvSpec, env: Any, start: str | os.PathLike[str], out: str | os.PathLike[str],
+    search: SearchSettings | None = None, seed: int = 0, progress: bool = True,
 ) -> Path:
-    """Fine-tune the policy in folder `start` by `RECIPES[env_id]` and write the baseline folder `out`; returns it."""
+    """Fine-tune the policy in folder `start` on `env` (the env of `env_spec`) by the env's recipe (`RECIPES`) and
+    write the baseline folder `out`; returns it."""
+    env_id = env_spec.id
     if env_id not in RECIPES:
         raise ValueError(f"no fine-tuning recipe for {env_id!r}; recipes exist for {sorted(RECIPES)}")
-    env = registry.make(env_id)
-    policy, config = checkpoint.load(start, env)
+    policy, config = checkpoint.load_network(start, env)
     if not isinstance(config, MAPPOConfig):
         raise ValueError(f"{start}: fine-tuning starts from a MAPPO policy folder, got a {type(config).__name__}")
     folder = Path(out)
     with output_lock(folder):
         began = time.perf_counter()
-        policy, config, curves = fine_tune(env_id, policy, config, RECIPES[env_id], seed, progress)
+        policy, config, curves = fine_tune(env_spec, env, policy, config, RECIPES[env_id], seed, progress)
         minutes = (time.perf_counter() - began) / 60
         folder.mkdir(parents=True, exist_ok=True)
         checkpoint.save(folder, policy, config, search)
@@ -153,23 +154,8 @@ def fine_tune_baseline(
             f"{stage.total_timesteps:,} steps with {' / '.join(stage.opponents)} in {stage.opponent_share:.0%} of the envs "
             f"at learning rate {stage.learning_rate:g}" for stage in RECIPES[env_id]
         )
-        write_evaluation(env_id, folder, [seed], training=(
-            f" Then fine-tuned against the opponent ladder (`python -m parallax_zoo.baselines.fine_tune`): {stages}, "
+        write_evaluation(env_spec, env, folder, [seed], training=(
+            f" Then fine-tuned against the opponent ladder (`parallax-zoo maintain fine-tune`): {stages}, "
             f"the rest self-play; the fine-tune took {minutes:.1f} min of wall time on {os.cpu_count()} shared CPU cores."
         ))
     return folder
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("env_id", choices=sorted(RECIPES))
-    parser.add_argument("start", help="the policy folder to start from (config.yaml and model.safetensors)")
-    parser.add_argument("out", help="the baseline folder to write")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    print(fine_tune_baseline(args.env_id, args.start, args.out, seed=args.seed))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

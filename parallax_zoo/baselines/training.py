@@ -30,6 +30,7 @@ import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.catalogue.pins import baseline_dirname
@@ -244,9 +245,9 @@ MOVE_COST_GAMES = 64
 """The batch of games over which a searching agent's cost per move is measured for its model card."""
 
 
-def milliseconds_per_move(env_id: str, agent: Policy | SearchPlayer, games: int = MOVE_COST_GAMES, repeats: int = 5) -> float:
-    """The median wall time in milliseconds of one jitted move of `agent` for a batch of `games` opening positions (compile time apart)."""
-    env = registry.make(env_id)
+def milliseconds_per_move(env: Any, agent: Policy | SearchPlayer, games: int = MOVE_COST_GAMES, repeats: int = 5) -> float:
+    """The median wall time in milliseconds of one jitted move of `agent` for a batch of `games` opening positions
+    of `env` (compile time apart)."""
     slots = read_slots(jax.vmap(lambda key: env.reset(key=key))(jax.random.split(jax.random.key(0), games)))
     move = jax.jit(lambda slots, key: agent.act_slots(slots, key)[0])
     jax.block_until_ready(move(slots, jax.random.key(0)))
@@ -258,12 +259,12 @@ def milliseconds_per_move(env_id: str, agent: Policy | SearchPlayer, games: int 
     return 1000.0 * float(np.median(times))
 
 
-def play_description(env_id: str, agent: Policy | SearchPlayer) -> str:
+def play_description(env: Any, agent: Policy | SearchPlayer) -> str:
     """The model card's sentence on how the agent plays: greedy on its network, or the search and its cost per move."""
     if not isinstance(agent, SearchPlayer):
         return ""
     settings = agent.settings
-    cost = milliseconds_per_move(env_id, agent)
+    cost = milliseconds_per_move(env, agent)
     return (
         f" It plays with Gumbel MuZero search (`mctx`) over the game's own rules: {settings.simulations} simulations "
         f"per move, the network's policy as prior and its critic as leaf value"
@@ -276,11 +277,11 @@ def play_description(env_id: str, agent: Policy | SearchPlayer) -> str:
     )
 
 
-def training_opponent(env_id: str, env: Any, opponent: str) -> RolloutPolicy:
+def training_opponent(env_spec: EnvSpec, env: Any, opponent: str) -> RolloutPolicy:
     """The player a `MAPPOConfig`'s `opponent` names: one opponent's name, or several joined by `+`, dealt over the
     envs in turn (`players.Rotation`; a name given twice gets twice the envs)."""
     names = opponent.split("+")
-    players = tuple(opponent_player(env_id, env, name) for name in names)
+    players = tuple(opponent_player(env_spec, env, name) for name in names)
     return players[0] if len(players) == 1 else Rotation(players)
 
 
@@ -347,7 +348,8 @@ def is_pinned_folder(env_id: str, registry_path: str | os.PathLike[str] | None =
 
 
 def train_baseline(
-    env_id: str,
+    env_spec: EnvSpec,
+    env: Any,
     seed: int = 0,
     config: str | os.PathLike[str] | PPOConfig | None = None,
     out_dir: str | os.PathLike[str] | None = None,
@@ -357,7 +359,8 @@ def train_baseline(
     registry_path: str | os.PathLike[str] | None = None,
     force: bool = False,
 ) -> Path:
-    """Train `seeds` seeds (`seed`, `seed + 1`, ...), each saved in its folder (`seed_folders`); returns seed `seed`'s.
+    """Train `seeds` seeds (`seed`, `seed + 1`, ...) on `env` (the env of `env_spec`), each saved in its folder
+    (`seed_folders`); returns seed `seed`'s.
 
     `out_dir` defaults to `hub.mirror_folder(env_id)`, the official baseline's
     folder; the model card of any other folder names it as a user's run and
@@ -369,13 +372,12 @@ def train_baseline(
     """
     if seeds < 1:
         raise ValueError(f"--seeds must be >= 1 (the number of seeds trained, each saved), got {seeds}")
-    registry.spec(env_id)  # an unknown id fails first, naming close matches
+    env_id = env_spec.id
     resolved = resolve_config(env_id, config)
     folder = Path(out_dir) if out_dir is not None else hub.mirror_folder(env_id)
-    env = registry.make(env_id)
     opponent = None
     if isinstance(resolved, MAPPOConfig) and resolved.opponent:
-        opponent = training_opponent(env_id, env, resolved.opponent)
+        opponent = training_opponent(env_spec, env, resolved.opponent)
     search = resolve_search(env_id, config)
     seed_list = [seed + i for i in range(seeds)]
     folders = seed_folders(env_id, folder, seed_list)
@@ -397,9 +399,9 @@ def train_baseline(
                 policy = jax.tree_util.tree_map(lambda leaf, i=index: leaf[i], policies)
                 checkpoint.save(staged[number], policy, resolved, search)
                 plot_curve(returns, training.steps_per_point, training.curve_label, env_id, staged[number] / CURVE_FILE)
-                write_evaluation(env_id, staged[number], seed_list, official=target.resolve() == mirror,
+                write_evaluation(env_spec, env, staged[number], seed_list, official=target.resolve() == mirror,
                                  training=note, policy_seed=number, shown_as=target)
-                check_staged(env_id, staged[number])
+                check_staged(env, staged[number])
             with staging.deferred_interrupts():
                 for number, target in reversed(folders.items()):
                     place = _placement(staged[number], target)
@@ -423,12 +425,12 @@ def _placement(staged: Path, target: Path) -> Callable[[], None]:
     return lambda: staging.swap_in(staged, target)
 
 
-def check_staged(env_id: str, folder: Path) -> None:
-    """A staged folder holds exactly the run's files and its config, weights and eval.json read back."""
+def check_staged(env: Any, folder: Path) -> None:
+    """A staged folder holds exactly the run's files and its config, weights (fitting `env`) and eval.json read back."""
     names = sorted(path.name for path in folder.iterdir())
     if names != sorted(RUN_FILES):
         raise RuntimeError(f"the staged run {folder} holds {names}, not {sorted(RUN_FILES)}")
-    load_folder(folder, registry.make(env_id))
+    load_folder(folder, env)
     json.loads((folder / EVAL_FILE).read_text(encoding="utf-8"))
 
 
@@ -469,10 +471,10 @@ def previous_training_note(folder: Path) -> str:
 
 
 def write_evaluation(
-    env_id: str, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None,
+    env_spec: EnvSpec, env: Any, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None,
     policy_seed: int | None = None, shown_as: Path | None = None,
 ) -> None:
-    """Evaluate the agent saved in `folder` and write its `eval.json` and model card.
+    """Evaluate the agent saved in `folder` on `env` (the env of `env_spec`) and write its `eval.json` and model card.
 
     The agent plays whole: a folder whose config has `search` settings plays
     with its search, and the card states its cost per move. `training` is a
@@ -488,10 +490,10 @@ def write_evaluation(
     how the policy fares against itself; `eval.json` and the card also give
     its Elo rating on the anchored scale (`anchors.anchored_rating`).
     """
-    env = registry.make(env_id)
+    env_id = env_spec.id
     saved = load_folder(folder, env)
     config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
-    evaluated = evaluate(env_id, saved, baseline=saved)
+    evaluated = evaluate(env_spec, env, saved, baseline=saved)
     rating = anchored_rating(evaluated)
     result = evaluated.to_dict()
     if training is None:
@@ -500,7 +502,7 @@ def write_evaluation(
     record = {**result, "training_seeds": training_seeds, "policy_seed": policy_seed}
     if rating is not None:
         record["elo"] = {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games}
-    notes = {"play_note": play_description(env_id, saved), "training_note": training}
+    notes = {"play_note": play_description(env, saved), "training_note": training}
     record |= {key: note for key, note in notes.items() if note}
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]

@@ -19,6 +19,8 @@ import yaml
 
 from parallax_zoo.errors import UserError
 
+HUB_URL = "https://huggingface.co"
+"""The public Hub: a pinned repo's page is `HUB_URL/REPO_ID`."""
 REFUSED_WEIGHT_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 """Weight formats that can carry pickled code; baselines ship `.safetensors` only (docs/baselines.md)."""
 

@@ -1,4 +1,4 @@
-"""The `parallax-zoo` command: list, info, render, train, eval, leaderboard, download, push, demo.
+"""The `parallax-zoo` command: list, info, render, train, eval, leaderboard, download, push, demo, maintain.
 
 A user error (a `parallax_zoo.errors.UserError`, or one of the error types in `USER_ERRORS`) is
 printed as one line on stderr and exits 2; anything else is a bug and keeps its traceback (exit 1).
@@ -21,11 +21,12 @@ import jax
 import parallax_zoo
 from parallax.adapters.frames import RenderUnavailableError
 from parallax_zoo.atomic import OutputNotWrittenError, check_writable
-from parallax_zoo.catalogue.env_table import reference_score_cell
+from parallax_zoo.catalogue.reference_scores import reference_score_cell
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, baseline_repo_id, format_pin
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.catalogue.registry import EnvNotFoundError
+from parallax_zoo.catalogue.registry import EnvNotFoundError, EnvSpec, resolve
 from parallax_zoo.catalogue.signatures import InvalidKwargError
+from parallax_zoo.cli.maintain import add_maintain_command
 from parallax_zoo.errors import UserError, one_line
 from parallax_zoo.policies import hub
 from parallax_zoo.judging import progress
@@ -39,8 +40,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    env_spec = parallax_zoo.spec(args.env_id)
-    env = parallax_zoo.make(args.env_id)
+    env_spec, env = resolve(args.env_id)
     rows = [
         ("id", env_spec.id),
         ("kind", env_spec.kind),
@@ -79,17 +79,17 @@ def _check_render_flags(args: argparse.Namespace) -> None:
 
 def _render(args: argparse.Namespace) -> int:
     _check_render_flags(args)
-    env = parallax_zoo.make(args.env_id)
-    source = args.policy or (BASELINE if parallax_zoo.spec(args.env_id).baseline is not None else RANDOM)
+    env_spec, env = resolve(args.env_id)
+    source = args.policy or (BASELINE if env_spec.baseline is not None else RANDOM)
     if source == RANDOM:
         act = random_act(env)
     else:
         from parallax_zoo.policies.loading import resolve_policy
         from parallax_zoo.judging.recording import policy_act
 
-        policy = resolve_policy(source, args.env_id).policy
+        policy = resolve_policy(source, env_spec, env).policy
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
-    steps = args.steps if args.steps is not None else parallax_zoo.spec(args.env_id).max_steps or 100
+    steps = args.steps if args.steps is not None else env_spec.max_steps or 100
     print(f"{args.env_id}: playing up to {steps} steps of {source} and drawing them (compiling first: seconds, "
           "minutes for a physics env)...", file=sys.stderr, flush=True)
     recording = record(env, act, jax.random.key(args.seed), steps)
@@ -127,8 +127,9 @@ def _eval(args: argparse.Namespace) -> int:
         raise UserError(f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. {Path(args.out) / 'result.json'}")
     if args.out:
         check_writable(args.out)
-    policy, name, provenance = resolve_policy(args.policy, args.env_id)
-    result = evaluate(args.env_id, policy, name=name, provenance=provenance)
+    env_spec, env = resolve(args.env_id)
+    policy, name, provenance = resolve_policy(args.policy, env_spec, env)
+    result = evaluate(env_spec, env, policy, name=name, provenance=provenance)
     print(f"{args.env_id}  {name}: {result.summary()}")
     if not result.finite:
         print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
@@ -137,7 +138,6 @@ def _eval(args: argparse.Namespace) -> int:
                           f"{record[f'loss_side_{side}']:.0%}" for side in (0, 1) if f"win_side_{side}" in record)
         print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}"
               f"  ({record.get('games', result.episodes):.0f} games; win/draw/loss {seats})")
-    env_spec = parallax_zoo.spec(args.env_id)
     if env_spec.reference_score is not None:
         print(f"  reference score of the baseline: {reference_score_cell(env_spec)}")
     if args.out:
@@ -160,7 +160,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
         env_id, _, source = entry.partition("=")
         if not source:
             raise UserError(f"--entrant takes ENV_ID=POLICY (POLICY: baseline, random, hub:REPO@COMMIT or a folder), got {entry!r}")
-        policy, name, recorded = resolve_policy(source, env_id)
+        policy, name, recorded = resolve_policy(source, *resolve(env_id))
         if name in entrants.get(env_id, {}):
             raise UserError(f"--entrant {entry}: {name!r} is entered twice on {env_id}; enter each policy once")
         entrants.setdefault(env_id, {})[name] = policy
@@ -174,7 +174,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    pin = _pin(args.env_id)
+    pin = _pin(parallax_zoo.spec(args.env_id))
     folder = hub.fetch_baseline(pin, hub.mirror_folder(args.env_id))
     print(f"{args.env_id}: {pin.repo_id}@{pin.revision}, every file's sha256 verified, in {folder}")
     return 0
@@ -192,13 +192,13 @@ def _push(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from parallax_zoo.baselines.training import resolve_config, seed_folders, train_baseline
 
-    env_spec = parallax_zoo.spec(args.env_id)
+    env_spec, env = resolve(args.env_id)
     config = _config_with_overrides(resolve_config(args.env_id, args.config), args)
     if args.seeds < 1:
         raise UserError(f"--seeds {args.seeds}: give the number of seeds to train, 1 or more")
     folder = _train_folder(args, env_spec.baseline is not None)
     folders = seed_folders(args.env_id, folder, [args.seed + i for i in range(args.seeds)])
-    folder = train_baseline(args.env_id, seed=args.seed, config=config, out_dir=folder, seeds=args.seeds,
+    folder = train_baseline(env_spec, env, seed=args.seed, config=config, out_dir=folder, seeds=args.seeds,
                             pin=args.pin, force=args.force)
     for seed, seed_folder in folders.items():
         score = json.loads((seed_folder / "eval.json").read_text())["mean"]
@@ -303,9 +303,10 @@ def _parse_field(name: str, text: str, current: Any, item: str) -> Any:
     return value
 
 
-def _pin(env_id: str) -> BaselinePin:
-    pin = parallax_zoo.spec(env_id).baseline
+def _pin(env_spec: EnvSpec) -> BaselinePin:
+    pin = env_spec.baseline
     if pin is None:
+        env_id = env_spec.id
         raise hub.BaselineNotPinnedError(
             f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`"
         )
@@ -319,18 +320,17 @@ def _demo(args: argparse.Namespace) -> int:
     from parallax_zoo.judging.recording import policy_act
 
     env_id = args.env_id
-    env_spec = parallax_zoo.spec(env_id)
-    pin = _pin(env_id)
+    env_spec, env = resolve(env_id)
+    pin = _pin(env_spec)
     print(f"{env_id}: baseline {pin.repo_id}@{pin.revision}")
-    files = baseline_files(env_id)
+    files = baseline_files(env_spec)
     folder = files.folder
     source = "the local mirror" if folder == hub.mirror_folder(env_id) else "the Hub (cached)"
     print(f"  {len(pin.files)} files from {source}, {folder}, each sha256-verified against the pin")
-    env = parallax_zoo.make(env_id)
     policy = load_files(files, env)
-    result = evaluate(env_id, policy, name=BASELINE)
+    result = evaluate(env_spec, env, policy, name=BASELINE)
     print(f"  evaluated: {result.summary()}; reference score {reference_score_cell(env_spec)}")
-    random_result = evaluate(env_id, RANDOM)
+    random_result = evaluate(env_spec, env, RANDOM)
     print(f"  the uniformly random policy scores {random_result.mean:.3f}")
     try:
         print(f"{env_id}: recording an episode of the baseline...", file=sys.stderr, flush=True)
@@ -432,6 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("env_id", nargs="?", default="Race-v0", help="an env id with a pinned baseline (default Race-v0)")
     demo.add_argument("--out", default="demo", help="folder for the GIF")
     demo.set_defaults(run=_demo)
+
+    add_maintain_command(commands)
     return parser
 
 

@@ -10,12 +10,11 @@ rating means the same on every board and over time (docs/evaluation.md). The
 fit is re-run only when a ladder player or the protocol changes (naming envs
 refits those alone and keeps the others' fit):
 
-    python -m parallax_zoo.judging.anchors --write [ENV_ID ...]
+    parallax-zoo maintain anchors --write [ENV_ID ...]
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 from collections.abc import Sequence
@@ -25,8 +24,8 @@ from typing import Any
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.judging import programs
 from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, opponent_player
 from parallax_zoo.judging.ratings import RANDOM_ELO, MatchRecord, Rating, fit_ratings, recorded_matches, round_robin
 
@@ -48,22 +47,23 @@ def anchored_envs() -> list[str]:
             if "zero-sum" in registry.spec(env_id).tags and registry.spec(env_id).opponents]
 
 
-def anchoring_fit(env_id: str, games: int = ANCHOR_GAMES) -> tuple[dict[str, Rating], dict[tuple[str, str], MatchRecord]]:
-    """The ladder's ratings in `env_id` (random fixed at 1000) and the round robin's games they come from."""
-    env_spec = registry.spec(env_id)
-    env = programs.protocol_env(env_spec)
+def anchoring_fit(
+    env_spec: EnvSpec, env: Any, games: int = ANCHOR_GAMES
+) -> tuple[dict[str, Rating], dict[tuple[str, str], MatchRecord]]:
+    """The ladder's ratings in `env` (random fixed at 1000) and the round robin's games they come from."""
     players: dict[str, RolloutPolicy | str] = {RANDOM: RANDOM}
     players |= {name: opponent_player(env_spec, env, name) for name in env_spec.opponents}
-    records = round_robin(env_id, players, games, seed_offset=ANCHOR_SEED_OFFSET)
+    records = round_robin(env_spec, env, players, games, seed_offset=ANCHOR_SEED_OFFSET)
     return fit_ratings(records, {RANDOM: RANDOM_ELO}), records
 
 
-def anchors_document(env_ids: Sequence[str], games: int = ANCHOR_GAMES) -> dict[str, Any]:
-    """The anchors file's content for `env_ids`: the protocol version, the games per pair, and per env the fit."""
+def anchors_document(envs_to_fit: Sequence[tuple[EnvSpec, Any]], games: int = ANCHOR_GAMES) -> dict[str, Any]:
+    """The anchors file's content for the (spec, env) pairs: the protocol version, the games per pair, and per env
+    the fit."""
     envs = {}
-    for env_id in env_ids:
-        ratings, records = anchoring_fit(env_id, games)
-        envs[env_id] = {
+    for env_spec, env in envs_to_fit:
+        ratings, records = anchoring_fit(env_spec, env, games)
+        envs[env_spec.id] = {
             "ratings": {name: {"elo": r.elo, "low": r.low, "high": r.high, "games": r.games} for name, r in ratings.items()},
             "records": [{"players": list(pair), "wins": r.wins, "draws": r.draws, "losses": r.losses}
                         for pair, r in records.items()],
@@ -82,7 +82,7 @@ def load_anchors(env_id: str, path: str | Path = ANCHORS_FILE) -> dict[str, Rati
     if document["protocol_version"] != PROTOCOL_VERSION:
         raise StaleAnchorsError(
             f"{path} holds the anchoring fit of evaluation protocol version {document['protocol_version']}, not "
-            f"{PROTOCOL_VERSION}; fit it again with `python -m parallax_zoo.judging.anchors --write`"
+            f"{PROTOCOL_VERSION}; fit it again with `parallax-zoo maintain anchors --write`"
         )
     anchors = {RANDOM: Rating(RANDOM_ELO, RANDOM_ELO, RANDOM_ELO, 0, anchor=True)}
     for name, rating in document["envs"].get(env_id, {}).get("ratings", {}).items():
@@ -102,24 +102,13 @@ def anchored_rating(result: EvalResult) -> Rating | None:
     return fit_ratings(games, load_anchors(result.env_id))[player]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m parallax_zoo.judging.anchors", description="Fit the Elo anchors of the opponent ladder.")
-    parser.add_argument("env_ids", nargs="*", help="envs to fit (default: every zero-sum env with scripted opponents)")
-    parser.add_argument("--games", type=int, default=ANCHOR_GAMES, help=f"games per pair (default {ANCHOR_GAMES})")
-    parser.add_argument("--write", action="store_true", help=f"write the fit to {ANCHORS_FILE.name} (else print it)")
-    args = parser.parse_args(argv)
-    document = anchors_document(args.env_ids or anchored_envs(), args.games)
-    for env_id, fit in document["envs"].items():
-        for name, rating in sorted(fit["ratings"].items(), key=lambda item: item[1]["elo"]):
-            print(f"{env_id:16} {name:12} {rating['elo']:7.1f}  95% CI [{rating['low']:.1f}, {rating['high']:.1f}]")
-    if args.write:
-        previous = json.loads(ANCHORS_FILE.read_text(encoding="utf-8")) if ANCHORS_FILE.is_file() else {}
-        if {k: previous.get(k) for k in ("protocol_version", "games_per_pair")} == {k: document[k] for k in ("protocol_version", "games_per_pair")}:
-            document["envs"] = previous["envs"] | document["envs"]  # envs not fitted this time keep their fit
-        write_text_atomic(ANCHORS_FILE, json.dumps(document, indent=2) + "\n")
-        print(f"wrote {ANCHORS_FILE}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def write_anchors(document: dict[str, Any], path: str | Path = ANCHORS_FILE) -> Path:
+    """Write an `anchors_document` to `path` whole; envs it did not fit keep the fit the file has, where that was
+    made under the same protocol version and games per pair."""
+    path = Path(path)
+    previous = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    same = ("protocol_version", "games_per_pair")
+    if {k: previous.get(k) for k in same} == {k: document[k] for k in same}:
+        document = {**document, "envs": previous["envs"] | document["envs"]}
+    write_text_atomic(path, json.dumps(document, indent=2) + "\n")
+    return path

@@ -63,13 +63,12 @@ class EvalProtocol:
     version: int = PROTOCOL_VERSION
 
 
-def protocol(env: str | EnvSpec) -> EvalProtocol:
-    """The protocol of an env (its id or its spec): `EPISODES` episodes, or a zero-sum game's `GAMES_PER_OPPONENT`
+def protocol(env_spec: EnvSpec) -> EvalProtocol:
+    """The protocol of an env, from its spec: `EPISODES` episodes, or a zero-sum game's `GAMES_PER_OPPONENT`
     against each opponent, both seats equally.
 
     A zero-sum game meets its registry.yaml `opponents` first, then the random player, then the pinned baseline.
     """
-    env_spec = registry.spec(env) if isinstance(env, str) else env
     env_id = env_spec.id
     zero_sum = "zero-sum" in env_spec.tags
     opponents: tuple[str, ...] = ()
@@ -256,7 +255,8 @@ def as_player(env: Any, policy: Policy | RolloutPolicy | str, greedy: bool) -> R
 
 
 def evaluate(
-    env_id: str,
+    env_spec: EnvSpec,
+    env: Any,
     policy: Policy | RolloutPolicy | str,
     *,
     name: str | None = None,
@@ -265,8 +265,10 @@ def evaluate(
     mesh: Mesh | None = None,
     provenance: dict[str, Any] | None = None,
 ) -> EvalResult:
-    """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env_id` under its fixed protocol.
+    """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env` under the fixed protocol of its spec.
 
+    `env` is the env of `env_spec` as `make` builds it (`registry.resolve` gives both from an id;
+    `parallax_zoo.evaluate` takes the id).
     Zero-sum games also play the pinned `baseline` where the protocol lists it
     (pass it to avoid a second load); a `baseline` passed for a game with none
     pinned yet is met too, as the protocol will once it is pinned. `episodes` overrides the protocol's count
@@ -275,13 +277,12 @@ def evaluate(
     devices; the episode count must be a multiple of the device count.
     `provenance` (from `loading.resolve_policy`) is recorded in the result as it is.
     """
-    env_spec = registry.spec(env_id)
+    env_id = env_spec.id
     fixed = protocol(env_spec)
     if fixed.zero_sum and baseline is not None and BASELINE not in fixed.opponents:
         fixed = replace(fixed, opponents=(*fixed.opponents, BASELINE))
     if episodes is not None:
         fixed = replace(fixed, episodes=episodes)
-    env = programs.protocol_env(env_spec)
     if isinstance(policy, Policy):
         policy.check_fits(env)
     player = as_player(env, policy, fixed.greedy)
@@ -290,7 +291,7 @@ def evaluate(
     if not fixed.zero_sum:
         with progress.bar(f"{env_id}: evaluating {label}", fixed.episodes, "episodes") as shown:
             shown.set_postfix_str(f"playing {fixed.episodes} episodes of up to {fixed.max_steps} steps at once")
-            returns, finished = programs.play(env_spec, player, key, fixed.episodes, fixed.max_steps, mesh)
+            returns, finished = programs.play(env, player, key, fixed.episodes, fixed.max_steps, mesh)
             returns, finished = np.asarray(returns), np.asarray(finished)
             shown.set_postfix_str("")
             shown.update(fixed.episodes)
@@ -328,7 +329,7 @@ def _match_record(
 ) -> tuple[dict[str, float], tuple[float, ...]]:
     """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
     opponent = opponent_player(env_spec, env, opponent_name, baseline)
-    match = programs.match(env_spec, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
+    match = programs.match(env, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
     side_returns = np.asarray(match.pop("side_returns"))
     side = np.asarray(match.pop("side"))
     record = ({"games": float(side_returns.size)} | {k: float(v) for k, v in match.items()}
@@ -362,7 +363,7 @@ def opponent_player(
         if baseline is None:
             from parallax_zoo.policies.loading import load_baseline
 
-            baseline = load_baseline(env_spec.id)
+            baseline = load_baseline(env_spec, env)
         return Greedy(baseline) if isinstance(baseline, Policy) else baseline  # a search agent plays whole
     return scripted_player(registry.scripted_opponent(env_spec, name), f"{env_spec.id} opponents.{name}")
 

@@ -22,13 +22,13 @@ import itertools
 import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.env_table import markdown_table
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
@@ -64,6 +64,12 @@ class LeaderboardInputError(UserError, ValueError):
     """A results file is unreadable, malformed, or duplicates another's policy; the board is not made."""
 
 
+def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table: the header, the rule, one line per row; a `|` inside a cell is escaped."""
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(columns), "|" + "---|" * len(columns), *map(line, rows)]) + "\n"
 
 @dataclass
 class Leaderboard:
@@ -331,7 +337,9 @@ def leaderboard(
             )
         by_env.setdefault(result.env_id, {})[result.policy] = result
     entrants = entrants or {}
+    resolved = {env_id: registry.resolve(env_id) for env_id in sorted({*by_env, *entrants})}  # each id once
     for env_id, named in entrants.items():
+        env_spec, env = resolved[env_id]
         for name, policy in named.items():
             problem = name_problem(name)
             if problem:
@@ -341,30 +349,30 @@ def leaderboard(
                     f"the entrant {name!r} on {env_id} has the name of a result in --results; the board was not made. "
                     "Rename one of them"
                 )
-            if name in registry.spec(env_id).opponents:
+            if name in env_spec.opponents:
                 raise LeaderboardInputError(
                     f"the entrant {name!r} on {env_id} has the name of a scripted opponent of its protocol (registry.yaml "
                     "`opponents`); the board was not made. Rename the entrant"
                 )
             by_env.setdefault(env_id, {})[name] = evaluate(
-                env_id, policy, name=name, provenance=(provenance or {}).get(env_id, {}).get(name))
+                env_spec, env, policy, name=name, provenance=(provenance or {}).get(env_id, {}).get(name))
     rows: list[Row] = []
     board_ratings: dict[str, dict[str, Rating]] = {}
     for env_id in sorted(by_env):
-        env_spec = registry.spec(env_id)
+        env_spec, env = resolved[env_id]
         given_random = by_env[env_id].get(RANDOM)
-        random_score = (given_random or evaluate(env_id, RANDOM)).mean
+        random_score = (given_random or evaluate(env_spec, env, RANDOM)).mean
         ratings: dict[str, Rating] = {}
         if "zero-sum" in env_spec.tags:
             records = recorded_matches(by_env[env_id].values())
             if env_id in entrants:
                 players: dict[str, Policy | RolloutPolicy | str] = {RANDOM: RANDOM, **entrants[env_id]}
                 if env_spec.baseline is not None:
-                    players[BASELINE] = pinned_baseline(env_id)
-                records.update(round_robin(env_id, players))
+                    players[BASELINE] = pinned_baseline(env_spec, env)
+                records.update(round_robin(env_spec, env, players))
             rated = {name for pair in records for name in pair}
             if BASELINE in rated and BASELINE not in map(elo_name, by_env[env_id]):  # its own games, however it came
-                records.update(recorded_matches([pinned_baseline_games(env_id)]))
+                records.update(recorded_matches([pinned_baseline_games(env_spec, env)]))
             if records:
                 ratings = fit_ratings(records, load_anchors(env_id))
                 board_ratings[env_id] = ratings
@@ -386,22 +394,22 @@ def leaderboard(
     return Leaderboard(rows, ratings=board_ratings)
 
 
-def pinned_baseline(env_id: str) -> Policy | SearchPlayer:
-    """The pinned baseline of `env_id`, its files hash-checked."""
-    from parallax_zoo.policies.loading import baseline_files, load_files
+def pinned_baseline(env_spec: EnvSpec, env: Any) -> Policy | SearchPlayer:
+    """The pinned baseline of the env, its files hash-checked, fitted to `env`."""
+    from parallax_zoo.policies.loading import load_baseline
 
-    return load_files(baseline_files(env_id), registry.make(env_id))
+    return load_baseline(env_spec, env)
 
 
-def pinned_baseline_games(env_id: str) -> EvalResult:
+def pinned_baseline_games(env_spec: EnvSpec, env: Any) -> EvalResult:
     """The pinned baseline's protocol games: those its hash-checked `eval.json` records where they were measured
     under the current protocol, else played here."""
     from parallax_zoo.policies.loading import baseline_files
 
-    files = baseline_files(env_id)
+    files = baseline_files(env_spec)
     if "eval.json" in files.contents:
         measured = EvalResult.from_json(json.loads(files.contents["eval.json"]))
-        if measured.protocol == protocol(env_id):
+        if measured.protocol == protocol(env_spec):
             return dataclasses.replace(measured, policy=BASELINE)
-    baseline = pinned_baseline(env_id)
-    return evaluate(env_id, baseline, name=BASELINE, baseline=baseline)
+    baseline = pinned_baseline(env_spec, env)
+    return evaluate(env_spec, env, baseline, name=BASELINE, baseline=baseline)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from parallax_zoo.catalogue.env_table import HUB_URL
+from parallax_zoo.catalogue.pins import HUB_URL
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.judging.evaluation import PROTOCOL_VERSION
 from parallax_zoo.judging.board_rows import COLUMN_NOTES, Row, rank_key

@@ -1,11 +1,12 @@
-"""Evaluation's compiled programs, reused: one per (env spec, episodes, max steps, mesh, kind of player).
+"""Evaluation's compiled programs, reused: one per (env, episodes, max steps, mesh, kind of player).
 
 Evaluating a policy, or playing a match of the leaderboard's round robin,
 compiles a whole batch of episodes. The players go into the program as
 arguments (their arrays as inputs, everything else as part of the program's
 identity), so a second policy of the same networks, or the same scripted
-player again, runs the program already compiled. The env of a spec is built
-once too: envs are immutable, so one object serves every evaluation of it.
+player again, runs the program already compiled. Envs are immutable and
+hashed by identity: the one env object `registry.resolve` gives for an id
+serves every evaluation of it, and so does its program.
 """
 
 from __future__ import annotations
@@ -21,28 +22,20 @@ from jaxtyping import Array, PRNGKeyArray
 
 from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
 from parallax_zoo.agents.selfplay import Results, head_to_head
-from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.registry import EnvSpec
 
 CACHE_SIZE = 64
-"""Programs (and envs) kept; the least recently used go first."""
-
-
-@functools.lru_cache(maxsize=CACHE_SIZE)
-def protocol_env(env_spec: EnvSpec) -> Any:
-    """The env evaluation runs for `env_spec` (as `make` builds it), built once per spec."""
-    return registry.build(env_spec)
+"""Programs kept; the least recently used go first."""
 
 
 def play(
-    env_spec: EnvSpec, player: RolloutPolicy, key: PRNGKeyArray, episodes: int, max_steps: int, mesh: Mesh | None = None
+    env: Any, player: RolloutPolicy, key: PRNGKeyArray, episodes: int, max_steps: int, mesh: Mesh | None = None
 ) -> tuple[Array, Array]:
-    """`rollout.play_episodes` on the spec's env, compiled once per kind of player."""
-    return _run("episodes", env_spec, (player,), key, episodes, max_steps, mesh)
+    """`rollout.play_episodes` on `env`, compiled once per kind of player."""
+    return _run("episodes", env, (player,), key, episodes, max_steps, mesh)
 
 
 def match(
-    env_spec: EnvSpec,
+    env: Any,
     player: RolloutPolicy,
     opponent: RolloutPolicy,
     key: PRNGKeyArray,
@@ -50,24 +43,22 @@ def match(
     max_steps: int,
     mesh: Mesh | None = None,
 ) -> Results:
-    """`selfplay.head_to_head` on the spec's env, compiled once per kind of player and opponent."""
-    return _run("match", env_spec, (player, opponent), key, episodes, max_steps, mesh)
+    """`selfplay.head_to_head` on `env`, compiled once per kind of player and opponent."""
+    return _run("match", env, (player, opponent), key, episodes, max_steps, mesh)
 
 
 def _run(
-    kind: str, env_spec: EnvSpec, players: tuple[RolloutPolicy, ...], key: PRNGKeyArray,
+    kind: str, env: Any, players: tuple[RolloutPolicy, ...], key: PRNGKeyArray,
     episodes: int, max_steps: int, mesh: Mesh | None,
 ) -> Any:
     arrays, structure = _split(players)
-    compile_ = _compile_cached if _hashable(structure) else _compile  # a player holding something unhashable: compile afresh
-    return compile_(kind, env_spec, episodes, max_steps, mesh, structure)(arrays, key)
+    compile_ = _compile_cached if _hashable((env, structure)) else _compile  # something unhashable: compile afresh
+    return compile_(kind, env, episodes, max_steps, mesh, structure)(arrays, key)
 
 
 def _compile(
-    kind: str, env_spec: EnvSpec, episodes: int, max_steps: int, mesh: Mesh | None, structure: Hashable
+    kind: str, env: Any, episodes: int, max_steps: int, mesh: Mesh | None, structure: Hashable
 ) -> Callable[[list[Array], PRNGKeyArray], Any]:
-    env = protocol_env(env_spec)
-
     def run(arrays: list[Array], key: PRNGKeyArray) -> Any:
         players = _join(arrays, structure)
         if kind == "episodes":

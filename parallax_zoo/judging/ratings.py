@@ -16,13 +16,14 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import numpy as np
 
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
-from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.judging import programs, progress
 from parallax_zoo.judging.evaluation import EvalResult, as_player, protocol
@@ -177,24 +178,23 @@ def recorded_matches(results: Iterable[EvalResult]) -> dict[tuple[str, str], Mat
 
 
 def round_robin(
-    env_id: str, entrants: Mapping[str, Policy | RolloutPolicy | str], episodes: int | None = None, seed_offset: int = 1000
+    env_spec: EnvSpec, env: Any, entrants: Mapping[str, Policy | RolloutPolicy | str], episodes: int | None = None,
+    seed_offset: int = 1000,
 ) -> dict[tuple[str, str], MatchRecord]:
-    """Every pair of entrants plays `episodes` games (both seats equally) under `env_id`'s protocol.
+    """Every pair of entrants plays `episodes` games (both seats equally) in `env` under its spec's protocol.
 
     Pair `k` (in sorted order) plays from the key the protocol's root seed folds with `seed_offset + k`.
     """
-    env_spec = registry.spec(env_id)
     fixed = protocol(env_spec)
     count = episodes or fixed.episodes
-    env = programs.protocol_env(env_spec)
     players = {name: as_player(env, policy, fixed.greedy) for name, policy in entrants.items()}
     records = {}
     pairs = list(itertools.combinations(sorted(players), 2))
-    with progress.bar(f"{env_id}: round robin of {len(players)} players", count * len(pairs), "games") as shown:
+    with progress.bar(f"{env_spec.id}: round robin of {len(players)} players", count * len(pairs), "games") as shown:
         for index, (a, b) in enumerate(pairs):
             shown.set_postfix_str(f"{a} vs {b} ({index + 1} of {len(pairs)} pairs)")
             key = jax.random.fold_in(jax.random.key(fixed.root_seed), seed_offset + index)
-            result = programs.match(env_spec, players[a], players[b], key, count, fixed.max_steps)
+            result = programs.match(env, players[a], players[b], key, count, fixed.max_steps)
             records[(a, b)] = MatchRecord(
                 wins=round(float(result["win"]) * count),
                 draws=round(float(result["draw"]) * count),

@@ -17,6 +17,7 @@ import re
 import unicodedata
 
 from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE
 from parallax_zoo.judging.evaluation import GAMES_PER_OPPONENT, PROTOCOL_VERSION, EvalResult, protocol
 
@@ -63,7 +64,7 @@ def result_problem(result: EvalResult) -> tuple[str, str] | None:
                 f"{_shown(mine)}, but the protocol of {result.env_id} has {_shown(theirs)}; only results of the env's "
                 "protocol compare. Evaluate the policy again: "
                 f"`parallax-zoo eval {result.env_id} --policy P --out FILE`")
-    reserved = reserved_problem(result.policy, result.env_id)
+    reserved = reserved_problem(result.policy, env_spec)
     if reserved:
         return "policy", reserved
     if result.episodes != expected.episodes:
@@ -88,16 +89,16 @@ def result_problem(result: EvalResult) -> tuple[str, str] | None:
     return None
 
 
-def reserved_problem(name: str, env_id: str) -> str | None:
-    """Why `name` is not a result's to take on `env_id`: a ladder player's name, or the pinned baseline's under
+def reserved_problem(name: str, env_spec: EnvSpec) -> str | None:
+    """Why `name` is not a result's to take on the env of `env_spec`: a ladder player's name, or the pinned baseline's under
     another repo or revision (or bare); None for any other name, the random player's included."""
     from parallax_zoo.policies.loading import baseline_label
 
-    env_spec = registry.spec(env_id)
+    env_id = env_spec.id
     if name in env_spec.opponents:
         return (f"{name!r} is a ladder player of {env_id} (registry.yaml `opponents`), whose rating is fixed; "
                 "give the result another name (its 'policy' field)")
-    pinned = baseline_label(env_id)
+    pinned = baseline_label(env_spec)
     if (name == BASELINE or name.startswith(f"{BASELINE}:")) and name != pinned:
         where = f"the pinned baseline is {pinned!r}" if pinned != BASELINE else f"{env_id} has no pinned baseline"
         return (f"{name!r} names the baseline, but {where}; a name starting 'baseline' is kept for it. Give the "

@@ -265,14 +265,16 @@ def save(directory: str | os.PathLike[str], policy: Policy, config: PPOConfig, s
     save_policy(policy, directory / MODEL_FILE)
 
 
-def load(directory: str | os.PathLike[str], env: Any) -> tuple[Policy, PPOConfig]:
-    """The policy and config saved in `directory`, checked against the network `env` and the config imply."""
+def load_network(directory: str | os.PathLike[str], env: Any) -> tuple[Policy, PPOConfig]:
+    """The raw network and the config it was trained with, saved in `directory`, checked against the network `env`
+    and the config imply: what training goes on from. The agent a folder plays as (with its search, if any) is
+    `loading.load_folder`'s."""
     directory = Path(directory)
-    return load_bytes((directory / CONFIG_FILE).read_bytes(), (directory / MODEL_FILE).read_bytes(), env, str(directory))
+    return network_from_bytes((directory / CONFIG_FILE).read_bytes(), (directory / MODEL_FILE).read_bytes(), env, str(directory))
 
 
-def load_bytes(config: bytes, model: bytes, env: Any, source: str = "") -> tuple[Policy, PPOConfig]:
-    """`load` from the two files' bytes (those a caller already hash-checked); `source` names them in errors."""
+def network_from_bytes(config: bytes, model: bytes, env: Any, source: str = "") -> tuple[Policy, PPOConfig]:
+    """`load_network` from the two files' bytes (those a caller already hash-checked); `source` names them in errors."""
     prefix = f"{source}/" if source else ""
     parsed = config_from_bytes(config, prefix + CONFIG_FILE)
     return policy_from_bytes(model, policy_shapes(parsed, env), prefix + MODEL_FILE), parsed

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
 from parallax_zoo.policies import checkpoint, hub
 from parallax_zoo.agents.policy import Policy
@@ -56,7 +56,7 @@ def load_files(files: hub.VerifiedFiles, env: Any) -> Agent:
     """
     contents = files.contents
     config = contents[checkpoint.CONFIG_FILE]
-    policy, _ = checkpoint.load_bytes(config, contents[checkpoint.MODEL_FILE], env, str(files.folder))
+    policy, _ = checkpoint.network_from_bytes(config, contents[checkpoint.MODEL_FILE], env, str(files.folder))
     policy.check_fits(env)
     settings = checkpoint.search_from_bytes(config, f"{files.folder}/{checkpoint.CONFIG_FILE}")
     if settings is None:
@@ -64,29 +64,30 @@ def load_files(files: hub.VerifiedFiles, env: Any) -> Agent:
     return SearchPlayer(policy, env.unwrapped, settings)
 
 
-def baseline_files(env_id: str) -> hub.VerifiedFiles:
-    """The files of `env_id`'s baseline at the revision registry.yaml pins, each sha256-checked, with their bytes.
+def baseline_files(env_spec: EnvSpec) -> hub.VerifiedFiles:
+    """The files of the env's baseline at the revision registry.yaml pins, each sha256-checked, with their bytes.
 
     Looks in the local mirror (`baselines/` or `$PARALLAX_ZOO_BASELINES`), then the
     Hub cache, then downloads; honours `HF_HUB_OFFLINE` and `HF_ENDPOINT`.
     """
-    pin = registry.spec(env_id).baseline
+    pin = env_spec.baseline
     if pin is None:
         raise hub.BaselineNotPinnedError(
-            f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`"
+            f"{env_spec.id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_spec.id}`"
         )
-    return hub.fetch_baseline_files(pin, hub.mirror_folder(env_id))
+    return hub.fetch_baseline_files(pin, hub.mirror_folder(env_spec.id))
 
 
-def load_baseline(env_id: str) -> Agent:
-    """The baseline of `env_id` at the revision registry.yaml pins, parsed from the bytes that were checked (`baseline_files`).
+def load_baseline(env_spec: EnvSpec, env: Any) -> Agent:
+    """The baseline of the env at the revision registry.yaml pins, parsed from the bytes that were checked
+    (`baseline_files`), fitted to `env` (the env of `env_spec`; `parallax_zoo.load_baseline` takes the id).
 
     A baseline that searches at play time comes whole, as a `SearchPlayer`; `.policy` is its raw network.
     """
-    return load_files(baseline_files(env_id), registry.make(env_id))
+    return load_files(baseline_files(env_spec), env)
 
 
-def load_hub(repo_and_commit: str, env_id: str) -> tuple[Agent, dict[str, Any]]:
+def load_hub(repo_and_commit: str, env: Any) -> tuple[Agent, dict[str, Any]]:
     """A policy from a Hub model repo at a commit, `REPO@<40-hex commit>`, and its provenance.
 
     Only config.yaml and model.safetensors are fetched, each checked against the hash the Hub reports
@@ -95,33 +96,34 @@ def load_hub(repo_and_commit: str, env_id: str) -> tuple[Agent, dict[str, Any]]:
     repo_id, commit = hub.parse_repo_at_commit(repo_and_commit)
     files = hub.fetch_hub_files(repo_and_commit, POLICY_FILES)
     provenance = {"repo": repo_id, "commit": commit, "files": dict(files.sha256)}
-    return load_files(files, registry.make(env_id)), provenance
+    return load_files(files, env), provenance
 
 
-def baseline_label(env_id: str) -> str:
+def baseline_label(env_spec: EnvSpec) -> str:
     """The name results record the pinned baseline under: `baseline:REPO@REVISION` (`baseline` while none is pinned)."""
-    pin = registry.spec(env_id).baseline
+    pin = env_spec.baseline
     return BASELINE if pin is None else f"{BASELINE}:{pin.repo_id}@{pin.revision}"
 
 
-def resolve_policy(source: str, env_id: str) -> ResolvedPolicy:
-    """A policy named on the command line, the name results record it under, and its provenance.
+def resolve_policy(source: str, env_spec: EnvSpec, env: Any) -> ResolvedPolicy:
+    """A policy named on the command line for `env` (the env of `env_spec`), the name results record it under, and
+    its provenance.
 
     `baseline`, `random`, `hub:REPO@COMMIT`, or a path to a policy folder.
     """
     if source == RANDOM:
         return ResolvedPolicy(RANDOM, RANDOM, {})
     if source == BASELINE:
-        pin = registry.spec(env_id).baseline
-        label = baseline_label(env_id)
+        pin = env_spec.baseline
+        label = baseline_label(env_spec)
         provenance = {} if pin is None else {"repo": pin.repo_id, "commit": pin.revision, "files": dict(pin.files)}
-        return ResolvedPolicy(load_baseline(env_id), label, provenance)
+        return ResolvedPolicy(load_baseline(env_spec, env), label, provenance)
     if source.startswith("hub:"):
-        policy, provenance = load_hub(source.removeprefix("hub:"), env_id)
+        policy, provenance = load_hub(source.removeprefix("hub:"), env)
         return ResolvedPolicy(policy, source, provenance)
     path = Path(source)
     if not path.exists():
         raise PolicyNotFoundError(
             f"no policy {source!r}: use 'baseline', 'random', 'hub:REPO@COMMIT' or the path of a policy folder"
         )
-    return ResolvedPolicy(load_folder(path, registry.make(env_id)), str(path), {})
+    return ResolvedPolicy(load_folder(path, env), str(path), {})

@@ -11,7 +11,7 @@ from the registry (docs: "Environments").
 Building some suites' envs takes seconds each, so the spaces of adapted ids
 come from `docs/environment_spaces.json`, which this module writes:
 
-    python -m parallax_zoo.catalogue.catalogue_pages --write-spaces docs/environment_spaces.json
+    make docs-spaces   # python docs/catalogue_pages.py --write-spaces docs/environment_spaces.json
 
 Native and gymnax ids, cheap to build, are always built when the site is,
 and so is any adapted id the file does not list yet.
@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from parallax_zoo.atomic import write_text_atomic
-from parallax_zoo.catalogue.env_table import reference_score_cell
+from parallax_zoo.catalogue.reference_scores import reference_score_cell
 from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError
 from parallax_zoo.catalogue.menagerie import MissingAssetsError
+from parallax_zoo.catalogue.pins import HUB_URL
 from parallax_zoo.catalogue.registry import EnvSpec, Registry, packaged_registry
 
 CATALOGUE_FOLDER = "environments"
@@ -200,24 +201,31 @@ def family_page(
     return "\n".join(lines)
 
 
+def _baseline_link(env_spec: EnvSpec) -> str:
+    pin = env_spec.baseline
+    return "-" if pin is None else f"[{pin.repo_id}]({HUB_URL}/{pin.repo_id})"
+
+
 def index_page(found: list[Family]) -> str:
-    """The catalogue's front page: every id, by family, with its kind, agents and reference score."""
+    """The catalogue's front page: every id, by family, with its kind, agents, time limit, reference score and the
+    Hub repo of its pinned baseline."""
     lines = [
         "# Environments",
         "",
         "Every registered id, one page per family, generated from `registry.yaml` when the site is built.",
         "The reference score is the pinned baseline's mean under the fixed evaluation protocol",
         "([Evaluation](../evaluation.md)); `-` where no baseline is pinned. A zero-sum game's score is its mean",
-        "result against the opponent named (+1 a win, 0 a draw, -1 a loss).",
+        "result against the opponent named (+1 a win, 0 a draw, -1 a loss). The baseline column links each",
+        "pinned baseline's Hub repo.",
         "",
-        "| family | id | kind | agents | max_steps | reference score |",
-        "|---|---|---|---|---|---|",
+        "| family | id | kind | agents | max_steps | reference score | baseline |",
+        "|---|---|---|---|---|---|---|",
     ]
     for family in found:
         for env_spec in family.specs:
             lines.append(
                 f"| [{family.name}]({family.name}.md) | `{env_spec.id}` | {env_spec.kind} | {env_spec.num_agents} | "
-                f"{env_spec.max_steps or '-'} | {_score(env_spec)} |"
+                f"{env_spec.max_steps or '-'} | {_score(env_spec)} | {_baseline_link(env_spec)} |"
             )
     return "\n".join(lines) + "\n"
 
