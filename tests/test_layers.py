@@ -1,4 +1,4 @@
-"""The folder tree is the architecture (README, "Layout"): each folder imports only the layers below it.
+"""The folder tree is the architecture (docs/layout.md): each folder imports only the layers below it.
 
 Every import in every module is read with `ast`, including imports inside
 functions and `importlib.import_module("...")` with a literal name, so a lazy
@@ -8,6 +8,7 @@ import cannot slip past.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,7 @@ def test_layer_imports_only_the_layers_below_it(layer: str) -> None:
 
 
 def test_every_module_of_the_zoo_sits_in_a_layer() -> None:
-    """A new folder or top-level module gets a line in the layer table (and in the README's tree)."""
+    """A new folder or top-level module gets a line in the layer table (and in docs/layout.md's tree)."""
     top = {"parallax_zoo/__init__.py"}
     placed = {path for layer in ALLOWED for path in layer_files(layer)}
     unplaced = [
@@ -115,6 +116,19 @@ def test_every_module_of_the_zoo_sits_in_a_layer() -> None:
         if path not in placed and str(path.relative_to(REPO)) not in top
     ]
     assert unplaced == []
+
+
+def test_the_layout_page_names_every_room_and_every_extra() -> None:
+    """docs/layout.md's tree has a line for each room of the layer table and names every extra of pyproject.toml."""
+    import tomllib
+
+    tree = (REPO / "docs" / "layout.md").read_text(encoding="utf-8").split("```")[1]
+    lines = [line.strip() for line in tree.splitlines()]
+    rooms = [layer.removeprefix("parallax_zoo/") for layer in ALLOWED if layer.startswith("parallax_zoo/")]
+    missing_rooms = [room for room in rooms if not any(line.startswith(room.removesuffix(".py")) for line in lines)]
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    missing_extras = [extra for extra in extras if not re.search(rf"\b{extra}\b", tree)]
+    assert (missing_rooms, missing_extras) == ([], [])
 
 
 def test_the_reader_sees_lazy_relative_and_importlib_imports() -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from parallax.core import AnyEnv
 from parallax_zoo.agents import mappo
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import Greedy
@@ -75,7 +76,7 @@ def stage_config(config: MAPPOConfig, stage: Stage) -> MAPPOConfig:
 
 
 def fine_tune(
-    env_spec: EnvSpec, env: Any, start: Policy, config: MAPPOConfig, stages: Sequence[Stage], seed: int = 0,
+    env_spec: EnvSpec, env: AnyEnv, start: Policy, config: MAPPOConfig, stages: Sequence[Stage], seed: int = 0,
     progress: bool = True,
 ) -> tuple[Policy, MAPPOConfig, dict[str, list[tuple[int, float]]]]:
     """Run `stages` on `env` (the env of `env_spec`) from `start`'s weights; returns the policy, the last stage's
@@ -131,7 +132,7 @@ def plot_win_curves(curves: dict[str, list[tuple[int, float]]], env_id: str, pat
 
 
 def fine_tune_baseline(
-    env_spec: EnvSpec, env: Any, start: str | os.PathLike[str], out: str | os.PathLike[str],
+    env_spec: EnvSpec, env: AnyEnv, start: str | os.PathLike[str], out: str | os.PathLike[str],
     search: SearchSettings | None = None, seed: int = 0, progress: bool = True,
 ) -> Path:
     """Fine-tune the policy in folder `start` on `env` (the env of `env_spec`) by the env's recipe (`RECIPES`) and

@@ -14,6 +14,7 @@ import os
 import shutil
 from typing import Any
 
+from parallax.core import AnyEnv
 from parallax_zoo.catalogue import registry
 from parallax_zoo.baselines.registry_update import pin_baseline
 from parallax_zoo.catalogue.registry import EnvSpec
@@ -28,7 +29,7 @@ def shipped_baselines() -> list[str]:
     return [env_id for env_id in registry.list_envs() if (hub.mirror_folder(env_id) / EVAL_FILE).is_file()]
 
 
-def remeasure(env_spec: EnvSpec, env: Any, registry_path: str | os.PathLike[str] | None = None) -> EnvSpec:
+def remeasure(env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[str] | None = None) -> EnvSpec:
     """Evaluate the env's shipped baseline again on `env`, rewrite its `eval.json` and card, and pin it; returns
     the new spec.
 

@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
+from parallax.core import AnyEnv
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
@@ -119,7 +120,7 @@ class SegmentedTraining:
     curve_label: str
 
 
-def segmented_training(config: PPOConfig, env: Any, opponent: RolloutPolicy | None = None) -> SegmentedTraining:
+def segmented_training(config: PPOConfig, env: AnyEnv, opponent: RolloutPolicy | None = None) -> SegmentedTraining:
     """The pieces `ppo.make_train` / `mappo.make_train` scan (`ppo.training`, `mappo.training`; self-play's
     snapshot matches left out: they never change the train state), vmapped over a leading seed axis and cut
     into segments. `opponent` is the player a `MAPPOConfig`'s `opponent` names."""
@@ -163,7 +164,7 @@ def segmented_training(config: PPOConfig, env: Any, opponent: RolloutPolicy | No
 
 
 def train_seeds(
-    config: PPOConfig, env: Any, seeds: list[int], progress: bool = True, opponent: RolloutPolicy | None = None
+    config: PPOConfig, env: AnyEnv, seeds: list[int], progress: bool = True, opponent: RolloutPolicy | None = None
 ) -> tuple[Policy, np.ndarray, SegmentedTraining]:
     """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run.
 
@@ -245,7 +246,7 @@ MOVE_COST_GAMES = 64
 """The batch of games over which a searching agent's cost per move is measured for its model card."""
 
 
-def milliseconds_per_move(env: Any, agent: Policy | SearchPlayer, games: int = MOVE_COST_GAMES, repeats: int = 5) -> float:
+def milliseconds_per_move(env: AnyEnv, agent: Policy | SearchPlayer, games: int = MOVE_COST_GAMES, repeats: int = 5) -> float:
     """The median wall time in milliseconds of one jitted move of `agent` for a batch of `games` opening positions
     of `env` (compile time apart)."""
     slots = read_slots(jax.vmap(lambda key: env.reset(key=key))(jax.random.split(jax.random.key(0), games)))
@@ -259,7 +260,7 @@ def milliseconds_per_move(env: Any, agent: Policy | SearchPlayer, games: int = M
     return 1000.0 * float(np.median(times))
 
 
-def play_description(env: Any, agent: Policy | SearchPlayer) -> str:
+def play_description(env: AnyEnv, agent: Policy | SearchPlayer) -> str:
     """The model card's sentence on how the agent plays: greedy on its network, or the search and its cost per move."""
     if not isinstance(agent, SearchPlayer):
         return ""
@@ -277,7 +278,7 @@ def play_description(env: Any, agent: Policy | SearchPlayer) -> str:
     )
 
 
-def training_opponent(env_spec: EnvSpec, env: Any, opponent: str) -> RolloutPolicy:
+def training_opponent(env_spec: EnvSpec, env: AnyEnv, opponent: str) -> RolloutPolicy:
     """The player a `MAPPOConfig`'s `opponent` names: one opponent's name, or several joined by `+`, dealt over the
     envs in turn (`players.Rotation`; a name given twice gets twice the envs)."""
     names = opponent.split("+")
@@ -349,7 +350,7 @@ def is_pinned_folder(env_id: str, registry_path: str | os.PathLike[str] | None =
 
 def train_baseline(
     env_spec: EnvSpec,
-    env: Any,
+    env: AnyEnv,
     seed: int = 0,
     config: str | os.PathLike[str] | PPOConfig | None = None,
     out_dir: str | os.PathLike[str] | None = None,
@@ -425,7 +426,7 @@ def _placement(staged: Path, target: Path) -> Callable[[], None]:
     return lambda: staging.swap_in(staged, target)
 
 
-def check_staged(env: Any, folder: Path) -> None:
+def check_staged(env: AnyEnv, folder: Path) -> None:
     """A staged folder holds exactly the run's files and its config, weights (fitting `env`) and eval.json read back."""
     names = sorted(path.name for path in folder.iterdir())
     if names != sorted(RUN_FILES):
@@ -471,7 +472,7 @@ def previous_training_note(folder: Path) -> str:
 
 
 def write_evaluation(
-    env_spec: EnvSpec, env: Any, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None,
+    env_spec: EnvSpec, env: AnyEnv, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None,
     policy_seed: int | None = None, shown_as: Path | None = None,
 ) -> None:
     """Evaluate the agent saved in `folder` on `env` (the env of `env_spec`) and write its `eval.json` and model card.

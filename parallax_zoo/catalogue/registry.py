@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from parallax.core import AnyEnv
 from parallax.wrappers import TimeLimit, ValidateActions
 from parallax_zoo.catalogue.foreign_envs import BUILDERS
 from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError
@@ -483,7 +484,7 @@ def make(env_id: str, /, *, max_steps: int | None = None, validate: bool = False
     return default_registry().make(env_id, max_steps=max_steps, validate=validate, **overrides)
 
 
-def resolve(env_id: str) -> tuple[EnvSpec, Any]:
+def resolve(env_id: str) -> tuple[EnvSpec, AnyEnv]:
     """The spec of `env_id` and its env as `make(env_id)` builds it: what the command line and the public API turn
     an id into, once, for everything below them. One env object per spec: envs are immutable, so one serves every
     caller, and the programs compiled for it are reused."""
@@ -492,7 +493,7 @@ def resolve(env_id: str) -> tuple[EnvSpec, Any]:
 
 
 @functools.cache
-def _shared_env(env_spec: EnvSpec) -> Any:
+def _shared_env(env_spec: EnvSpec) -> AnyEnv:
     return _carrying_spec(build(env_spec), env_spec)
 
 

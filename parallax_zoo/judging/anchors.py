@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from parallax.core import AnyEnv
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue import registry
@@ -48,7 +49,7 @@ def anchored_envs() -> list[str]:
 
 
 def anchoring_fit(
-    env_spec: EnvSpec, env: Any, games: int = ANCHOR_GAMES
+    env_spec: EnvSpec, env: AnyEnv, games: int = ANCHOR_GAMES
 ) -> tuple[dict[str, Rating], dict[tuple[str, str], MatchRecord]]:
     """The ladder's ratings in `env` (random fixed at 1000) and the round robin's games they come from."""
     players: dict[str, RolloutPolicy | str] = {RANDOM: RANDOM}

@@ -6,7 +6,7 @@ for zero-sum games fixed opponents (the scripted opponents registry.yaml names,
 such as the board games' ladder, the uniformly random player, and the baseline
 where one is pinned) met from every seat equally often. Results carry the mean,
 std and 95% confidence interval of the episode scores (inside the scores'
-bounds: `scoring.intervals`), the record against each opponent overall and per
+bounds: `judging.intervals`), the record against each opponent overall and per
 seat, and serialize to JSON with everything needed to compare them later.
 """
 
@@ -26,6 +26,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh
 
+from parallax.core import AnyEnv
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax.version import package_versions
@@ -142,7 +143,7 @@ class EvalResult:
 
     @functools.cached_property
     def ci95(self) -> tuple[float, float]:
-        """The 95% confidence interval of the mean, inside what a score can be (`scoring.intervals`): Wilson for a
+        """The 95% confidence interval of the mean, inside what a score can be (`judging.intervals`): Wilson for a
         zero-sum game's scores, a percentile bootstrap otherwise."""
         return mean_interval(self.scores, self.score_bounds)
 
@@ -241,7 +242,7 @@ def _number(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def as_player(env: Any, policy: Policy | RolloutPolicy | str, greedy: bool) -> RolloutPolicy:
+def as_player(env: AnyEnv, policy: Policy | RolloutPolicy | str, greedy: bool) -> RolloutPolicy:
     """What acts for `policy`: the random player for `"random"`, a `Policy` greedy or sampling, any other player as is."""
     if isinstance(policy, Policy):
         return Greedy(policy) if greedy else policy
@@ -256,7 +257,7 @@ def as_player(env: Any, policy: Policy | RolloutPolicy | str, greedy: bool) -> R
 
 def evaluate(
     env_spec: EnvSpec,
-    env: Any,
+    env: AnyEnv,
     policy: Policy | RolloutPolicy | str,
     *,
     name: str | None = None,
@@ -324,7 +325,7 @@ def evaluate(
 
 
 def _match_record(
-    env_spec: EnvSpec, env: Any, player: RolloutPolicy, opponent_name: str, baseline: Policy | SearchPlayer | None,
+    env_spec: EnvSpec, env: AnyEnv, player: RolloutPolicy, opponent_name: str, baseline: Policy | SearchPlayer | None,
     key: jax.Array, fixed: EvalProtocol, mesh: Mesh | None,
 ) -> tuple[dict[str, float], tuple[float, ...]]:
     """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
@@ -348,7 +349,7 @@ def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, flo
 
 
 def opponent_player(
-    env_spec: str | EnvSpec, env: Any, name: str, baseline: Policy | SearchPlayer | None = None
+    env_spec: str | EnvSpec, env: AnyEnv, name: str, baseline: Policy | SearchPlayer | None = None
 ) -> RolloutPolicy:
     """The player an opponent's name stands for in `env` (whose id or spec is `env_spec`).
 

@@ -6,8 +6,8 @@ from every recorded game: each result's games against its protocol's opponents
 (the opponent ladder, the random player, the baseline), and for entrants a
 round robin among them, the random player and the baseline. The scale is
 anchored: the random player rates 1000 and the ladder players hold the ratings
-of their anchoring fit (`scoring.anchors`); each other rating has a 95%
-confidence interval (`scoring.ratings`). A result whose scores are not all
+of their anchoring fit (`judging.anchors`); each other rating has a 95%
+confidence interval (`judging.ratings`). A result whose scores are not all
 finite (a diverged policy) is ranked last, with a note, never above a finite
 one; a result of another protocol version is refused.
 """
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parallax.core import AnyEnv
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
@@ -394,14 +395,14 @@ def leaderboard(
     return Leaderboard(rows, ratings=board_ratings)
 
 
-def pinned_baseline(env_spec: EnvSpec, env: Any) -> Policy | SearchPlayer:
+def pinned_baseline(env_spec: EnvSpec, env: AnyEnv) -> Policy | SearchPlayer:
     """The pinned baseline of the env, its files hash-checked, fitted to `env`."""
     from parallax_zoo.policies.loading import load_baseline
 
     return load_baseline(env_spec, env)
 
 
-def pinned_baseline_games(env_spec: EnvSpec, env: Any) -> EvalResult:
+def pinned_baseline_games(env_spec: EnvSpec, env: AnyEnv) -> EvalResult:
     """The pinned baseline's protocol games: those its hash-checked `eval.json` records where they were measured
     under the current protocol, else played here."""
     from parallax_zoo.policies.loading import baseline_files

@@ -20,6 +20,7 @@ import numpy as np
 from jax.sharding import Mesh
 from jaxtyping import Array, PRNGKeyArray
 
+from parallax.core import AnyEnv
 from parallax_zoo.agents.rollout import RolloutPolicy, play_episodes
 from parallax_zoo.agents.selfplay import Results, head_to_head
 
@@ -28,14 +29,14 @@ CACHE_SIZE = 64
 
 
 def play(
-    env: Any, player: RolloutPolicy, key: PRNGKeyArray, episodes: int, max_steps: int, mesh: Mesh | None = None
+    env: AnyEnv, player: RolloutPolicy, key: PRNGKeyArray, episodes: int, max_steps: int, mesh: Mesh | None = None
 ) -> tuple[Array, Array]:
     """`rollout.play_episodes` on `env`, compiled once per kind of player."""
     return _run("episodes", env, (player,), key, episodes, max_steps, mesh)
 
 
 def match(
-    env: Any,
+    env: AnyEnv,
     player: RolloutPolicy,
     opponent: RolloutPolicy,
     key: PRNGKeyArray,
@@ -48,7 +49,7 @@ def match(
 
 
 def _run(
-    kind: str, env: Any, players: tuple[RolloutPolicy, ...], key: PRNGKeyArray,
+    kind: str, env: AnyEnv, players: tuple[RolloutPolicy, ...], key: PRNGKeyArray,
     episodes: int, max_steps: int, mesh: Mesh | None,
 ) -> Any:
     arrays, structure = _split(players)
@@ -57,7 +58,7 @@ def _run(
 
 
 def _compile(
-    kind: str, env: Any, episodes: int, max_steps: int, mesh: Mesh | None, structure: Hashable
+    kind: str, env: AnyEnv, episodes: int, max_steps: int, mesh: Mesh | None, structure: Hashable
 ) -> Callable[[list[Array], PRNGKeyArray], Any]:
     def run(arrays: list[Array], key: PRNGKeyArray) -> Any:
         players = _join(arrays, structure)

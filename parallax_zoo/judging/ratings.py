@@ -3,7 +3,7 @@
 A rating is `400 * log10(strength)` shifted so the anchors hold their fixed
 ratings: the uniformly random player 1000 and, in games with an opponent
 ladder, each ladder player the rating its anchoring fit gave it
-(`scoring.anchors`), so a rating means the same on every board and over time
+(`judging.anchors`), so a rating means the same on every board and over time
 (docs/evaluation.md). Every other player is fitted by maximum likelihood, draws
 counting half a win each way and every pair given one virtual draw (so a clean
 sweep still has a finite rating). Its 95% confidence interval comes from the
@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from parallax.core import AnyEnv
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.rollout import RolloutPolicy
 from parallax_zoo.catalogue.registry import EnvSpec
@@ -178,7 +179,7 @@ def recorded_matches(results: Iterable[EvalResult]) -> dict[tuple[str, str], Mat
 
 
 def round_robin(
-    env_spec: EnvSpec, env: Any, entrants: Mapping[str, Policy | RolloutPolicy | str], episodes: int | None = None,
+    env_spec: EnvSpec, env: AnyEnv, entrants: Mapping[str, Policy | RolloutPolicy | str], episodes: int | None = None,
     seed_offset: int = 1000,
 ) -> dict[tuple[str, str], MatchRecord]:
     """Every pair of entrants plays `episodes` games (both seats equally) in `env` under its spec's protocol.

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
+from parallax.core import AnyEnv
 from parallax.adapters.frames import RenderUnavailableError
 from parallax.core import action_mask_of
 from parallax.spaces import sample_legal
@@ -31,7 +32,7 @@ ActFn = Callable[[Any, PRNGKeyArray], Array]
 """`act(state, key) -> action`: how a policy is called while recording."""
 
 
-def random_act(env: Any) -> ActFn:
+def random_act(env: AnyEnv) -> ActFn:
     """A uniformly random policy over the legal actions of `env`."""
 
     def act(state: Any, key: PRNGKeyArray) -> Array:
@@ -143,7 +144,7 @@ def _reward_of(state: Any) -> Array:
     return jnp.asarray(state.reward if agents is None else agents.reward, jnp.float32)
 
 
-def record_episode(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> np.ndarray:
+def record_episode(env: AnyEnv, act: ActFn, key: PRNGKeyArray, num_steps: int) -> np.ndarray:
     """Frames `uint8[num_steps + 1, H, W, 3]` of one episode from `env.reset(key)` under `act` (see `record`)."""
     return record(env, act, key, num_steps).frames
 

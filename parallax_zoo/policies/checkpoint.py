@@ -25,6 +25,7 @@ import yaml
 from safetensors import SafetensorError
 from safetensors.numpy import load as load_safetensors, save_file
 
+from parallax.core import AnyEnv
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax.version import package_versions
@@ -130,14 +131,14 @@ def flatten_abstract(tree: Any) -> dict[str, Any]:
     return {"/".join(_key_name(entry) for entry in path): leaf for path, leaf in leaves}
 
 
-def initial_policy(config: PPOConfig, env: Any) -> Policy:
+def initial_policy(config: PPOConfig, env: AnyEnv) -> Policy:
     """A freshly initialised policy for `env` as `config` describes it."""
     model = model_for(env, config)
     normalizer = ObsNormalizer.create(model.obs_dim, model.global_obs_dim) if config.normalize_obs else None
     return Policy(model, model.init(jax.random.key(0)), normalizer)
 
 
-def policy_shapes(config: PPOConfig, env: Any) -> Policy:
+def policy_shapes(config: PPOConfig, env: AnyEnv) -> Policy:
     """The template checkpoints load into: `initial_policy`'s shapes and dtypes, computed abstractly (no memory used)."""
     return jax.eval_shape(lambda: initial_policy(config, env))
 
@@ -265,7 +266,7 @@ def save(directory: str | os.PathLike[str], policy: Policy, config: PPOConfig, s
     save_policy(policy, directory / MODEL_FILE)
 
 
-def load_network(directory: str | os.PathLike[str], env: Any) -> tuple[Policy, PPOConfig]:
+def load_network(directory: str | os.PathLike[str], env: AnyEnv) -> tuple[Policy, PPOConfig]:
     """The raw network and the config it was trained with, saved in `directory`, checked against the network `env`
     and the config imply: what training goes on from. The agent a folder plays as (with its search, if any) is
     `loading.load_folder`'s."""
@@ -273,7 +274,7 @@ def load_network(directory: str | os.PathLike[str], env: Any) -> tuple[Policy, P
     return network_from_bytes((directory / CONFIG_FILE).read_bytes(), (directory / MODEL_FILE).read_bytes(), env, str(directory))
 
 
-def network_from_bytes(config: bytes, model: bytes, env: Any, source: str = "") -> tuple[Policy, PPOConfig]:
+def network_from_bytes(config: bytes, model: bytes, env: AnyEnv, source: str = "") -> tuple[Policy, PPOConfig]:
     """`load_network` from the two files' bytes (those a caller already hash-checked); `source` names them in errors."""
     prefix = f"{source}/" if source else ""
     parsed = config_from_bytes(config, prefix + CONFIG_FILE)

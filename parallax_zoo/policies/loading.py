@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from parallax.core import AnyEnv
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
@@ -37,7 +38,7 @@ class ResolvedPolicy(NamedTuple):
     """For Hub and baseline policies: {"repo": ..., "commit": ..., "files": {filename: sha256}}; else empty."""
 
 
-def load_folder(folder: str | Path, env: Any) -> Agent:
+def load_folder(folder: str | Path, env: AnyEnv) -> Agent:
     """The agent saved in `folder` (see `load_files`), checked to fit `env`."""
     folder = Path(folder)
     missing = [name for name in POLICY_FILES if not (folder / name).is_file()]
@@ -78,7 +79,7 @@ def baseline_files(env_spec: EnvSpec) -> hub.VerifiedFiles:
     return hub.fetch_baseline_files(pin, hub.mirror_folder(env_spec.id))
 
 
-def load_baseline(env_spec: EnvSpec, env: Any) -> Agent:
+def load_baseline(env_spec: EnvSpec, env: AnyEnv) -> Agent:
     """The baseline of the env at the revision registry.yaml pins, parsed from the bytes that were checked
     (`baseline_files`), fitted to `env` (the env of `env_spec`; `parallax_zoo.load_baseline` takes the id).
 
@@ -87,7 +88,7 @@ def load_baseline(env_spec: EnvSpec, env: Any) -> Agent:
     return load_files(baseline_files(env_spec), env)
 
 
-def load_hub(repo_and_commit: str, env: Any) -> tuple[Agent, dict[str, Any]]:
+def load_hub(repo_and_commit: str, env: AnyEnv) -> tuple[Agent, dict[str, Any]]:
     """A policy from a Hub model repo at a commit, `REPO@<40-hex commit>`, and its provenance.
 
     Only config.yaml and model.safetensors are fetched, each checked against the hash the Hub reports
@@ -105,7 +106,7 @@ def baseline_label(env_spec: EnvSpec) -> str:
     return BASELINE if pin is None else f"{BASELINE}:{pin.repo_id}@{pin.revision}"
 
 
-def resolve_policy(source: str, env_spec: EnvSpec, env: Any) -> ResolvedPolicy:
+def resolve_policy(source: str, env_spec: EnvSpec, env: AnyEnv) -> ResolvedPolicy:
     """A policy named on the command line for `env` (the env of `env_spec`), the name results record it under, and
     its provenance.
 
