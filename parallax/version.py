@@ -1,4 +1,5 @@
-"""The one version of `parallax` and `parallax_zoo` (one distribution, `parallax-zoo`), and the package versions a result records.
+"""The one version of `parallax` and `parallax_zoo` (one distribution, `parallax-zoo`), and the package versions a
+result records.
 
 The number is written once, in pyproject.toml; this reads it from the installed
 metadata. Standard library only.

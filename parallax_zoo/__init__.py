@@ -4,7 +4,7 @@
 `evaluate` and `leaderboard` load the `train` and `hub` extras on first use.
 The single-agent ids also appear in Gymnasium's registry as `parallax_zoo/<id>`
 once Gymnasium is imported (`parallax_zoo.catalogue.gymnasium_ids`).
-The package's folders are its layers (README, "Layout").
+The package's folders are its layers (docs/layout.md).
 """
 
 from __future__ import annotations

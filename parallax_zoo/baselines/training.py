@@ -246,7 +246,9 @@ MOVE_COST_GAMES = 64
 """The batch of games over which a searching agent's cost per move is measured for its model card."""
 
 
-def milliseconds_per_move(env: AnyEnv, agent: Policy | SearchPlayer, games: int = MOVE_COST_GAMES, repeats: int = 5) -> float:
+def milliseconds_per_move(
+    env: AnyEnv, agent: Policy | SearchPlayer, games: int = MOVE_COST_GAMES, repeats: int = 5
+) -> float:
     """The median wall time in milliseconds of one jitted move of `agent` for a batch of `games` opening positions
     of `env` (compile time apart)."""
     slots = read_slots(jax.vmap(lambda key: env.reset(key=key))(jax.random.split(jax.random.key(0), games)))
@@ -472,7 +474,8 @@ def previous_training_note(folder: Path) -> str:
 
 
 def write_evaluation(
-    env_spec: EnvSpec, env: AnyEnv, folder: Path, training_seeds: list[int], official: bool = True, training: str | None = None,
+    env_spec: EnvSpec, env: AnyEnv, folder: Path, training_seeds: list[int], official: bool = True,
+    training: str | None = None,
     policy_seed: int | None = None, shown_as: Path | None = None,
 ) -> None:
     """Evaluate the agent saved in `folder` on `env` (the env of `env_spec`) and write its `eval.json` and model card.

@@ -65,7 +65,8 @@ def add_maintain_command(commands: Any) -> None:
     jobs = maintain.add_subparsers(dest="job", required=True, metavar="JOB",
                                    help="the job; `parallax-zoo maintain JOB --help` lists its flags")
 
-    remeasure = jobs.add_parser("remeasure", help="re-measure shipped baselines under the current protocol and pin them")
+    remeasure = jobs.add_parser("remeasure",
+                                help="re-measure shipped baselines under the current protocol and pin them")
     remeasure.add_argument("env_ids", nargs="*", help="baselines to re-measure (default: every shipped one)")
     remeasure.add_argument("--registry", type=Path, default=None,
                            help="registry.yaml to pin in (default: the package's)")

@@ -90,8 +90,8 @@ def result_problem(result: EvalResult) -> tuple[str, str] | None:
 
 
 def reserved_problem(name: str, env_spec: EnvSpec) -> str | None:
-    """Why `name` is not a result's to take on the env of `env_spec`: a ladder player's name, or the pinned baseline's under
-    another repo or revision (or bare); None for any other name, the random player's included."""
+    """Why `name` is not a result's to take on the env of `env_spec`: a ladder player's name, or the pinned
+    baseline's under another repo or revision (or bare); None for any other name, the random player's included."""
     from parallax_zoo.policies.loading import baseline_label
 
     env_id = env_spec.id

@@ -271,7 +271,8 @@ def load_network(directory: str | os.PathLike[str], env: AnyEnv) -> tuple[Policy
     and the config imply: what training goes on from. The agent a folder plays as (with its search, if any) is
     `loading.load_folder`'s."""
     directory = Path(directory)
-    return network_from_bytes((directory / CONFIG_FILE).read_bytes(), (directory / MODEL_FILE).read_bytes(), env, str(directory))
+    config, model = (directory / CONFIG_FILE).read_bytes(), (directory / MODEL_FILE).read_bytes()
+    return network_from_bytes(config, model, env, str(directory))
 
 
 def network_from_bytes(config: bytes, model: bytes, env: AnyEnv, source: str = "") -> tuple[Policy, PPOConfig]:

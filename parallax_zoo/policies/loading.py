@@ -73,8 +73,9 @@ def baseline_files(env_spec: EnvSpec) -> hub.VerifiedFiles:
     """
     pin = env_spec.baseline
     if pin is None:
+        env_id = env_spec.id
         raise hub.BaselineNotPinnedError(
-            f"{env_spec.id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_spec.id}`"
+            f"{env_id} has no baseline pinned in registry.yaml yet; train one with `parallax-zoo train {env_id}`"
         )
     return hub.fetch_baseline_files(pin, hub.mirror_folder(env_spec.id))
 
