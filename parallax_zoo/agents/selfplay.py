@@ -20,6 +20,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh
 from jaxtyping import Array, Bool, PRNGKeyArray
 
+from parallax.core import AnyEnv
 from parallax.core import MARLState
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
@@ -50,7 +51,7 @@ def sides(state: MARLState) -> Array:
 
 
 def head_to_head(
-    env: Any,
+    env: AnyEnv,
     player: RolloutPolicy,
     opponent: RolloutPolicy,
     key: PRNGKeyArray,
@@ -100,7 +101,7 @@ def held_side(slot_sides: Array) -> Array:
 
 
 def collect_against(
-    env: Any,
+    env: AnyEnv,
     policy: RolloutPolicy,
     opponent: TrainingOpponent,
     state: MARLState,
@@ -147,7 +148,7 @@ class SnapshotBuffer:
 
 
 def evaluate_self_play(
-    env: Any,
+    env: AnyEnv,
     policy: Policy,
     snapshots: SnapshotBuffer,
     key: PRNGKeyArray,
