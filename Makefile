@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Test files run in this many worker processes (pytest-xdist), one file to a worker.
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-slow typecheck docs browser notebooks
+.PHONY: demo test test-slow typecheck docs docs-spaces browser notebooks
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ typecheck: $(VENV)/.dev-installed
 
 docs: $(VENV)/.dev-installed
 	$(BIN)/mkdocs build --strict
+
+# Build every adapted env (minutes) and record its spaces for the catalogue pages, which the site build reads.
+docs-spaces: $(VENV)/.dev-installed
+	$(BIN)/python docs/catalogue_pages.py --write-spaces docs/environment_spaces.json
 
 # Execute every notebook in place, so that they are committed with their outputs.
 notebooks: $(VENV)/.dev-installed

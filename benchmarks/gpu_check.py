@@ -183,21 +183,23 @@ def check_baseline(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str
     import parallax_zoo
     from parallax_zoo.catalogue.pins import baseline_dirname
     from parallax_zoo.catalogue.player_names import RANDOM
-    from parallax_zoo.scoring.baselines import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
-    from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.leaderboard import normalize
+    from parallax_zoo.baselines.training import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
+    from parallax_zoo.catalogue.registry import resolve
+    from parallax_zoo.judging.evaluation import evaluate
+    from parallax_zoo.judging.leaderboard import normalize
 
     dirname = baseline_dirname(env_id)
     config = resolve_config(env_id, ROOT / "baselines" / dirname / "config.yaml")
     if sizes.baseline_updates is not None:
         config = dataclasses.replace(config, total_timesteps=sizes.baseline_updates * config.num_envs * config.num_steps)
     start = time.perf_counter()
-    folder = train_baseline(env_id, seed=0, config=config, out_dir=work / dirname, seeds=3, progress=False)  # as shipped
+    env_spec, env = resolve(env_id)
+    folder = train_baseline(env_spec, env, seed=0, config=config, out_dir=work / dirname, seeds=3, progress=False)  # as shipped
     seconds = time.perf_counter() - start
     result = json.loads((folder / EVAL_FILE).read_text())
     (out / f"curve-{dirname}.png").write_bytes((folder / CURVE_FILE).read_bytes())
-    reference = parallax_zoo.spec(env_id).reference_score
-    random_score = evaluate(env_id, RANDOM).mean
+    reference = env_spec.reference_score
+    random_score = evaluate(env_spec, env, RANDOM).mean
     normalised = normalize(result["mean"], random_score, reference)
     seeds = len(result["training_seeds"])
     return {

@@ -1,4 +1,5 @@
-"""MkDocs hooks: the environment catalogue pages, generated from registry.yaml, and their place in the nav."""
+"""MkDocs hooks: the environment catalogue pages (`catalogue_pages.py` beside this file), generated from
+registry.yaml at every build, and their place in the nav."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files
 
-from parallax_zoo.catalogue.catalogue_pages import CATALOGUE_FOLDER, catalogue_pages, families
+from catalogue_pages import CATALOGUE_FOLDER, catalogue_pages, families  # MkDocs puts this folder on the path
 
 CATALOGUE_INDEX = f"{CATALOGUE_FOLDER}/index.md"
 

@@ -17,6 +17,7 @@ from parallax.core import (
     VectorEnv,
 )
 from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space, stack_space
+from parallax.version import __version__
 from parallax.wrappers import (
     AutoResetWrapper,
     EpisodeStats,
@@ -27,10 +28,10 @@ from parallax.wrappers import (
     Wrapper,
 )
 
-__version__ = "0.1.0"
 
 __all__ = [
     "Agents",
+    "__version__",
     "AutoResetWrapper",
     "BaseEnv",
     "Box",

@@ -157,6 +157,9 @@ class MARLEnv(Protocol[MARLStateT]):
     def step(self, state: MARLStateT, action: Array) -> MARLStateT: ...
 
 
+AnyEnv = Env[Any] | MARLEnv[Any]
+"""A single- or multi-agent environment (not batched): what code that serves both, such as evaluation, takes."""
+
 @runtime_checkable
 class MARLVectorEnv(Protocol[MARLStateT]):
     """`num_envs` multi-agent environments stepped together, with selective reset."""

@@ -10,31 +10,50 @@ The package's folders are its layers (docs/layout.md).
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import sys
-import warnings
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from parallax_zoo.catalogue.gymnasium_ids import register_when_gymnasium_loads
-from parallax_zoo.catalogue.registry import EnvSpec, list_envs, make, register, registry_table, spec
-from parallax_zoo.version import __version__
+from parallax_zoo.catalogue.registry import EnvSpec, list_envs, make, register, registry_table, resolve, spec
+from parallax.version import __version__
 
 if TYPE_CHECKING:
-    from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.leaderboard import leaderboard
-    from parallax_zoo.scoring.loading import load_baseline
+    from jax.sharding import Mesh
 
-_LAZY = {
-    "evaluate": "parallax_zoo.scoring.evaluation",
-    "leaderboard": "parallax_zoo.scoring.leaderboard",
-    "load_baseline": "parallax_zoo.scoring.loading",
-}
+    from parallax_zoo.agents.player import Player
+    from parallax_zoo.judging.evaluation import EvalResult
+    from parallax_zoo.judging.leaderboard import leaderboard
+
+_LAZY = {"leaderboard": "parallax_zoo.judging.leaderboard"}
 
 
-register_when_gymnasium_loads()
+def load_baseline(env_id: str) -> Player:
+    """The baseline of `env_id` at the revision registry.yaml pins, every file sha256-checked (docs/baselines.md).
+
+    A baseline that searches at play time comes whole, as a `SearchPlayer`; `.policy` is its raw network.
+    """
+    from parallax_zoo.policies import loading
+
+    return loading.load_baseline(*resolve(env_id))
+
+
+def evaluate(
+    env_id: str,
+    policy: Player | str,
+    *,
+    name: str | None = None,
+    baseline: Player | None = None,
+    episodes: int | None = None,
+    mesh: Mesh | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> EvalResult:
+    """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env_id` under its fixed protocol
+    (docs/evaluation.md); the options are `parallax_zoo.judging.evaluation.evaluate`'s."""
+    from parallax_zoo.judging import evaluation
+
+    env_spec, env = resolve(env_id)
+    return evaluation.evaluate(
+        env_spec, env, policy, name=name, baseline=baseline, episodes=episodes, mesh=mesh, provenance=provenance
+    )
 
 
 register_when_gymnasium_loads()
@@ -44,43 +63,6 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'parallax_zoo' has no attribute {name!r}")
-
-
-MOVED_MODULES = {
-    "parallax_zoo.registry": "parallax_zoo.catalogue.registry",
-    "parallax_zoo.registry_pins": "parallax_zoo.catalogue.pinning",
-    "parallax_zoo.foreign_envs": "parallax_zoo.catalogue.foreign_envs",
-    "parallax_zoo.signatures": "parallax_zoo.catalogue.signatures",
-    "parallax_zoo.env_table": "parallax_zoo.catalogue.env_table",
-    "parallax_zoo.hub": "parallax_zoo.scoring.hub",
-    "parallax_zoo.evaluation": "parallax_zoo.scoring.evaluation",
-    "parallax_zoo.loading": "parallax_zoo.scoring.loading",
-    "parallax_zoo.baselines": "parallax_zoo.scoring.baselines",
-    "parallax_zoo.recording": "parallax_zoo.scoring.recording",
-    "parallax_zoo.agents.checkpoint": "parallax_zoo.scoring.checkpoint",
-}
-"""Module paths of the previous release -> where the module lives now; the old paths import with a
-DeprecationWarning for one release. (`parallax_zoo.leaderboard` is the function now; its module is
-`parallax_zoo.scoring.leaderboard`.)"""
-
-
-class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports an old module path as the module's new one (the same module object), with a DeprecationWarning."""
-
-    def find_spec(self, fullname: str, path: Any = None, target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        return importlib.util.spec_from_loader(fullname, self) if fullname in MOVED_MODULES else None
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
-        return None
-
-    def exec_module(self, module: ModuleType) -> None:
-        new = MOVED_MODULES[module.__name__]
-        warnings.warn(f"{module.__name__} has moved to {new}; import it from there", DeprecationWarning, stacklevel=2)
-        sys.modules[module.__name__] = importlib.import_module(new)
-
-
-if not any(isinstance(finder, _MovedModuleFinder) for finder in sys.meta_path):
-    sys.meta_path.insert(0, _MovedModuleFinder())
 
 
 __all__ = [

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import parallax_zoo
 import numpy as np
 
-from parallax_zoo.scoring.evaluation import EvalResult, per_side_record, protocol
+from parallax_zoo.judging.evaluation import EvalResult, per_side_record, protocol
 
 
 def crafted(env_id: str, policy: str, games: dict[str, tuple[int, int, int]]) -> EvalResult:
@@ -19,11 +20,11 @@ def crafted(env_id: str, policy: str, games: dict[str, tuple[int, int, int]]) ->
                               "return": float(np.mean(outcomes))} | per_side_record(outcomes, sides))
         if index == 0:
             scores = tuple(float(x) for x in outcomes)
-    return EvalResult(env_id, policy, protocol(env_id), scores=scores, opponents=records)
+    return EvalResult(env_id, policy, protocol(parallax_zoo.spec(env_id)), scores=scores, opponents=records)
 
 
 def scored(env_id: str, policy: str, scores: tuple[float, ...]) -> EvalResult:
     """A result of an env without opponents as `evaluate` writes it: the scores, the last repeated to the
     protocol's episode count."""
-    fixed = protocol(env_id)
+    fixed = protocol(parallax_zoo.spec(env_id))
     return EvalResult(env_id, policy, fixed, scores=scores + scores[-1:] * (fixed.episodes - len(scores)))

@@ -26,7 +26,7 @@ from parallax import AutoResetWrapper, Box, Env, PyTreeSpace, TimeLimit, VmapWra
 from parallax.adapters._physics import observation_space_for  # noqa: E402
 from parallax.adapters.mjx import MJXAdapter  # noqa: E402
 from parallax_zoo.catalogue.menagerie import MENAGERIE_URL, MissingAssetsError, require_menagerie_assets  # noqa: E402
-from parallax_zoo.cli import main  # noqa: E402
+from parallax_zoo.cli.main import main  # noqa: E402
 
 EPISODE_LENGTH = 6
 ACTION = jnp.array([0.3, -0.2], jnp.float32)

@@ -85,7 +85,7 @@ def test_without_the_suites_the_registry_lists_them_and_make_names_the_extra():
 
 
 def test_the_cli_reports_a_missing_suite_as_a_one_line_user_error():
-    result = python(hide_foreign_packages() + "from parallax_zoo.cli import main\nsys.exit(main(['info', 'pgx/go_9x9']))")
+    result = python(hide_foreign_packages() + "from parallax_zoo.cli.main import main\nsys.exit(main(['info', 'pgx/go_9x9']))")
     assert result.returncode == 2, result.stdout + result.stderr
     message = result.stderr.strip()
     assert len(message.splitlines()) == 1 and message.startswith("parallax-zoo info: pgx/go_9x9 needs 'pgx'")

@@ -17,17 +17,17 @@ from nim import Nim
 import parallax_zoo
 from parallax import TimeLimit
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, sha256_file
-from parallax_zoo.scoring import checkpoint, hub
+from parallax_zoo.policies import checkpoint, hub
 from parallax_zoo.agents import mappo
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import RandomPlayer
 from parallax_zoo.agents.ppo import PPOConfig, make_train
-from parallax_zoo.scoring.baselines import default_config_path, resolve_config, segment_lengths, train_seeds
-from parallax_zoo.cli import main
-from parallax_zoo.scoring.evaluation import evaluate
-from parallax_zoo.scoring.loading import load_folder
+from parallax_zoo.baselines.training import default_config_path, resolve_config, segment_lengths, train_seeds
+from parallax_zoo.cli.main import main
+from parallax_zoo import evaluate
+from parallax_zoo.policies.loading import load_folder
 from parallax_zoo.catalogue.registry import Registry
-from parallax_zoo.catalogue.pinning import pin_baseline, pinned_text
+from parallax_zoo.baselines.registry_update import pin_baseline, pinned_text
 from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY
 
 BASELINE_FILES = {"config.yaml", "model.safetensors", "README.md", "eval.json", "curve.png"}
@@ -61,7 +61,7 @@ def test_curve_is_a_png(trained: Path) -> None:
 
 def test_eval_json_is_what_evaluating_the_saved_weights_measures(trained: Path) -> None:
     record = json.loads((trained / "eval.json").read_text())
-    policy, _ = checkpoint.load(trained, parallax_zoo.make("GridWorld-v0"))
+    policy, _ = checkpoint.load_network(trained, parallax_zoo.make("GridWorld-v0"))
     assert record["mean"] == pytest.approx(evaluate("GridWorld-v0", policy).mean, abs=1e-6)
     assert record["training_seeds"] == [0, 1] and record["policy_seed"] == 0
 
@@ -211,10 +211,10 @@ def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_
 @pytest.mark.parametrize("folder", [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0")])
 def test_a_shipped_board_baselines_record_meets_its_ladder_target(folder: str) -> None:
     """The cheap check: the protocol's record shipped in eval.json meets the target (the test above re-measures it)."""
-    from parallax_zoo.scoring.evaluation import EvalResult, protocol
+    from parallax_zoo.judging.evaluation import EvalResult, protocol
 
     result = EvalResult.from_json(json.loads((hub.mirror_root() / folder / "eval.json").read_text()))
-    assert result.protocol == protocol(folder), "measured under the current protocol"
+    assert result.protocol == protocol(parallax_zoo.spec(folder)), "measured under the current protocol"
     assert all(record["games"] >= 200 for record in result.opponents.values()), "at least 200 games per opponent"
     target, met = TARGETS[folder]
     assert met(result), f"{folder} misses its target ({target}): {result.opponents}"
@@ -266,28 +266,28 @@ ZERO_SUM_SHIPPED = [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "
 
 @pytest.mark.parametrize("folder", ZERO_SUM_SHIPPED)
 def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per_seat(folder: str) -> None:
-    from parallax_zoo.scoring.anchors import anchored_rating
-    from parallax_zoo.scoring.baselines import card_description, card_notes
-    from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalResult, protocol
-    from parallax_zoo.scoring.model_card import model_card
+    from parallax_zoo.judging.anchors import anchored_rating
+    from parallax_zoo.baselines.training import card_description, card_notes
+    from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, protocol
+    from parallax_zoo.baselines.model_card import model_card
 
     shipped = hub.mirror_root() / folder
     record = json.loads((shipped / "eval.json").read_text())
     result = EvalResult.from_json(record)
-    assert result.protocol == protocol(folder), "measured under the current protocol"
+    assert result.protocol == protocol(parallax_zoo.spec(folder)), "measured under the current protocol"
     assert result.protocol.version == PROTOCOL_VERSION
     rating = anchored_rating(result)
     assert rating is not None and record["elo"] == pytest.approx(
         {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games})
     card = (shipped / "README.md").read_text()
     assert f"Elo {rating.elo:.0f} (95% CI [{rating.low:.0f}, {rating.high:.0f}]" in card
-    assert set(result.opponents) == set(protocol(folder).opponents)
+    assert set(result.opponents) == set(protocol(parallax_zoo.spec(folder)).opponents)
     for name, games in result.opponents.items():
         seats = [" / ".join(f"{games[f'{o}_side_{s}']:.1%}" for o in ("win", "draw", "loss")) for s in (0, 1)]
         assert (f"| {name} | {games['games']:.0f} | {games['win']:.1%} | {games['draw']:.1%} | {games['loss']:.1%} | "
                 f"{seats[0]} | {seats[1]} |") in card
     config = checkpoint.load_config(shipped / "config.yaml")
-    in_protocol_order = {name: result.opponents[name] for name in protocol(folder).opponents}
+    in_protocol_order = {name: result.opponents[name] for name in protocol(parallax_zoo.spec(folder)).opponents}
     assert card == model_card(
         folder, checkpoint.config_to_dict(config)["algorithm"], record["mean"], record["std"], record["episodes"],
         seed=record["policy_seed"], description=card_description(config, record["training_seeds"], {"opponents": in_protocol_order}) + card_notes(record),

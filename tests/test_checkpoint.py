@@ -13,8 +13,9 @@ from safetensors.numpy import save_file
 
 from example_envs import GridWorld, MaskedGridWorld, Race
 from parallax import TimeLimit
-from parallax_zoo.scoring import checkpoint
-from parallax_zoo.scoring.checkpoint import CheckpointError
+from parallax.version import VERSIONED_PACKAGES
+from parallax_zoo.policies import checkpoint
+from parallax_zoo.policies.checkpoint import CheckpointError
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.ppo import PPOConfig
@@ -35,7 +36,7 @@ def test_round_trip_through_a_folder(tmp_path):
     policy = random_policy(config, GRID, seed=0)
     checkpoint.save(tmp_path, policy, config)
     assert sorted(os.listdir(tmp_path)) == ["config.yaml", "model.safetensors"]
-    loaded, loaded_config = checkpoint.load(tmp_path, GRID)
+    loaded, loaded_config = checkpoint.load_network(tmp_path, GRID)
     assert loaded_config == config
     for a, b in zip(jax.tree_util.tree_leaves(policy), jax.tree_util.tree_leaves(loaded), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -81,7 +82,7 @@ def test_config_yaml_round_trip_and_versions(tmp_path):
     data = yaml.safe_load((tmp_path / "config.yaml").read_text())
     assert data["algorithm"] == "mappo"
     assert data["hyperparameters"]["hidden_sizes"] == [32]
-    assert set(data["versions"]) == set(checkpoint.VERSIONED_PACKAGES)
+    assert set(data["versions"]) == set(VERSIONED_PACKAGES)
     assert checkpoint.load_config(tmp_path / "config.yaml") == config
 
 
@@ -126,7 +127,7 @@ def test_weights_holding_nan_or_inf_are_refused_naming_the_tensor(tmp_path):
     tensors["params/actor/Dense_0/bias"][-1] = np.inf
     save_file({name: np.ascontiguousarray(value) for name, value in tensors.items()}, str(tmp_path / "model.safetensors"))
     with pytest.raises(CheckpointError, match=r"tensor params/(actor|critic)/Dense_0/bias holds NaN or inf \(1 of"):
-        checkpoint.load(tmp_path, GRID)
+        checkpoint.load_network(tmp_path, GRID)
 
 
 def test_a_config_larger_than_its_weights_is_refused_from_the_header_before_anything_is_built(tmp_path, monkeypatch):
@@ -138,7 +139,7 @@ def test_a_config_larger_than_its_weights_is_refused_from_the_header_before_anyt
     monkeypatch.setattr(checkpoint, "load_safetensors", lambda *a: pytest.fail("tensors were read before the shapes agreed"))
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(CheckpointError, match=r"expected shape \(4, 20000\), found \(4, 8\)"):
-        checkpoint.load(tmp_path, GRID)
+        checkpoint.load_network(tmp_path, GRID)
     grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
     assert grown_mib < 256, f"the peak memory grew by {grown_mib:.0f} MiB: a 20000x20000 network was built"
 
@@ -154,7 +155,7 @@ def test_weights_that_are_not_safetensors_say_so(tmp_path, content, named):
     checkpoint.save_config(config, tmp_path / "config.yaml")
     (tmp_path / "model.safetensors").write_bytes(content)
     with pytest.raises(CheckpointError, match=named):
-        checkpoint.load(tmp_path, GRID)
+        checkpoint.load_network(tmp_path, GRID)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from parallax_zoo.cli import main
+from parallax_zoo.cli.main import main
 
 
 def test_list_prints_every_registered_id(capsys):
@@ -110,3 +110,30 @@ def test_render_refuses_bad_flags_in_one_line_with_exit_2_before_building_anythi
         assert result.stderr.splitlines() == [expected[flags]], flags
         assert result.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def test_eval_builds_the_env_of_its_id_once(scratch_registry, capsys):
+    """The id is resolved once, at the top: loading the policy folder and evaluating it share one env."""
+    from counted_envs import CountedRace
+
+    import parallax_zoo
+
+    race = parallax_zoo.spec("Race-v0")
+    parallax_zoo.register({"id": "CountedRace-v0", "entry_point": "counted_envs:CountedRace",
+                           "max_steps": race.max_steps, "multi_agent": True, "num_agents": race.num_agents})
+    CountedRace.built = 0
+    folder = Path(__file__).resolve().parents[1] / "baselines" / "Race-v0"
+    assert main(["eval", "CountedRace-v0", "--policy", str(folder)]) == 0
+    assert "CountedRace-v0" in capsys.readouterr().out
+    assert CountedRace.built == 1
+
+
+def test_maintenance_jobs_are_subcommands_and_a_job_without_a_recipe_is_one_line(capsys):
+    from parallax_zoo.cli.main import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["maintain", "remeasure", "Race-v0", "--registry", "r.yaml"]).env_ids == ["Race-v0"]
+    assert parser.parse_args(["maintain", "anchors", "--write", "--games", "8"]).games == 8
+    assert main(["maintain", "fine-tune", "Race-v0", "start", "out"]) == 2
+    err = capsys.readouterr().err
+    assert err == "parallax-zoo maintain: no fine-tuning recipe for 'Race-v0'; recipes exist for ConnectFour-v0, Othello-v0\n"

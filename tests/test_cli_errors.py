@@ -20,8 +20,8 @@ import pytest
 import parallax_zoo
 from hub_server import HubServer, closed_port_endpoint
 from parallax_zoo.agents.ppo import PPOConfig
-from parallax_zoo.cli import main
-from parallax_zoo.scoring import checkpoint
+from parallax_zoo.cli.main import main
+from parallax_zoo.policies import checkpoint
 from huggingface_hub import constants
 
 ROOT = Path(__file__).resolve().parents[1]

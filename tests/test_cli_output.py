@@ -12,7 +12,7 @@ from pathlib import Path
 from PIL import Image
 
 import parallax_zoo
-from parallax_zoo.cli import build_parser, main
+from parallax_zoo.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("parallax-zoo")

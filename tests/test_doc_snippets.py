@@ -125,7 +125,7 @@ def cli_commands() -> list[tuple[str, list[str]]]:
 
 
 def check_every_parallax_zoo_command_in_the_pages_parses() -> None:
-    from parallax_zoo.cli import build_parser
+    from parallax_zoo.cli.main import build_parser
 
     assert len(cli_commands()) >= 10
     parser = build_parser()

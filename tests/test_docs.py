@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import parallax_zoo
-from parallax_zoo.catalogue.catalogue_pages import BUILT_AT_SITE_BUILD, built_spaces, family_name, recorded_spaces
+from docs.catalogue_pages import BUILT_AT_SITE_BUILD, built_spaces, family_name, recorded_spaces
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ def _recorded_ids_match_the_built_envs(env_ids: list[str]) -> None:
     stale = {env_id: pair for env_id, pair in stale.items() if pair[0] != pair[1]}
     assert not stale, (
         f"docs/environment_spaces.json is out of date for {sorted(stale)}: run "
-        "python -m parallax_zoo.catalogue.catalogue_pages --write-spaces docs/environment_spaces.json"
+        "`make docs-spaces`"
     )
 
 

@@ -9,18 +9,19 @@ import numpy as np
 import pytest
 
 import parallax_zoo
-from parallax_zoo.scoring.checkpoint import initial_policy
+from parallax_zoo.policies.checkpoint import initial_policy
 from parallax_zoo.agents.players import ScriptedPlayer
 from parallax_zoo.agents.ppo import PPOConfig
-from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
+from parallax_zoo import evaluate
+from parallax_zoo.judging.evaluation import EvalResult, protocol
 
 
 def test_protocol_is_fixed_per_env_id():
-    assert protocol("Race-v0") == protocol("Race-v0")
-    assert protocol("Race-v0").root_seed != protocol("GridWorld-v0").root_seed
-    assert protocol("TicTacToe-v0").zero_sum and protocol("TicTacToe-v0").opponents == ("perfect", "random", "baseline")
-    assert not protocol("GridWorld-v0").zero_sum
-    assert protocol("RespawnRace-v0").max_steps == parallax_zoo.spec("RespawnRace-v0").max_steps
+    assert protocol(parallax_zoo.spec("Race-v0")) == protocol(parallax_zoo.spec("Race-v0"))
+    assert protocol(parallax_zoo.spec("Race-v0")).root_seed != protocol(parallax_zoo.spec("GridWorld-v0")).root_seed
+    assert protocol(parallax_zoo.spec("TicTacToe-v0")).zero_sum and protocol(parallax_zoo.spec("TicTacToe-v0")).opponents == ("perfect", "random", "baseline")
+    assert not protocol(parallax_zoo.spec("GridWorld-v0")).zero_sum
+    assert protocol(parallax_zoo.spec("RespawnRace-v0")).max_steps == parallax_zoo.spec("RespawnRace-v0").max_steps
 
 
 def test_same_policy_twice_gives_identical_results():
@@ -29,7 +30,7 @@ def test_same_policy_twice_gives_identical_results():
     second = evaluate("GridWorld-v0", policy, name="untrained")
     assert first.scores == second.scores
     assert first.to_dict() == second.to_dict()
-    assert first.episodes == protocol("GridWorld-v0").episodes
+    assert first.episodes == protocol(parallax_zoo.spec("GridWorld-v0")).episodes
 
 
 def test_cooperative_result_has_per_agent_scores_and_statistics():
@@ -56,11 +57,11 @@ def test_zero_sum_result_counts_wins_draws_and_losses_from_both_seats():
 
 
 def test_a_zero_sum_interval_stays_inside_a_loss_and_a_win():
-    nearly_all_lost = EvalResult(env_id="ConnectFour-v0", policy="random", protocol=protocol("ConnectFour-v0"),
+    nearly_all_lost = EvalResult(env_id="ConnectFour-v0", policy="random", protocol=protocol(parallax_zoo.spec("ConnectFour-v0")),
                                  scores=(-1.0,) * 249 + (0.0,) * 7)  # ConnectFour's random player against `tactical`
     low, high = nearly_all_lost.ci95
     assert -1.0 <= low < nearly_all_lost.mean < high <= 1.0 and nearly_all_lost.ci95_method == "wilson"
-    all_lost = EvalResult(env_id="ConnectFour-v0", policy="random", protocol=protocol("ConnectFour-v0"),
+    all_lost = EvalResult(env_id="ConnectFour-v0", policy="random", protocol=protocol(parallax_zoo.spec("ConnectFour-v0")),
                           scores=(-1.0,) * 256)
     low, high = all_lost.ci95
     assert low == -1.0 and -1.0 < high < -0.95  # 256 losses do not prove the policy can never draw
@@ -76,7 +77,7 @@ def test_a_deterministic_score_says_every_episode_scored_the_same():
     assert result.all_equal and result.ci95 == (result.mean, result.mean)
     assert result.summary() == f"{result.mean:.3f} (every one of the 128 episodes scored {result.mean:.3f})"
     assert result.to_dict()["all_equal"] is True
-    spread, again = (EvalResult(env_id="GridWorld-v0", policy="x", protocol=protocol("GridWorld-v0"),
+    spread, again = (EvalResult(env_id="GridWorld-v0", policy="x", protocol=protocol(parallax_zoo.spec("GridWorld-v0")),
                                 scores=tuple(np.linspace(0.0, 1.0, 128))) for _ in range(2))
     assert not spread.all_equal and spread.ci95 == again.ci95  # the bootstrap is seeded: the same every time
     assert 0.0 < spread.ci95[0] < 0.5 < spread.ci95[1] < 1.0
@@ -98,7 +99,7 @@ def test_zero_sum_records_split_by_the_side_the_policy_held():
 def test_team_race_meets_its_scripted_naive_team_first():
     from parallax_zoo.envs.team_race import naive_policy
 
-    assert protocol("TeamRace-v0").opponents[:2] == ("naive", "random")
+    assert protocol(parallax_zoo.spec("TeamRace-v0")).opponents[:2] == ("naive", "random")
     # Naive against naive: both teams run every step and reach the finish together, a draw every game.
     result = evaluate("TeamRace-v0", ScriptedPlayer(naive_policy), episodes=8)
     assert result.opponents["naive"]["draw"] == 1.0
@@ -133,10 +134,10 @@ def test_unknown_policy_names_are_refused():
 
 
 def test_zero_sum_games_meet_every_ladder_opponent_from_both_seats_with_records_per_opponent_and_seat():
-    import parallax_zoo.scoring.evaluation as evaluation
+    import parallax_zoo.judging.evaluation as evaluation
 
     for env_id in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0"):
-        fixed = protocol(env_id)
+        fixed = protocol(parallax_zoo.spec(env_id))
         assert fixed.version == evaluation.PROTOCOL_VERSION == 2
         assert fixed.opponents == (*parallax_zoo.spec(env_id).opponents, "random", "baseline")
         assert fixed.episodes >= 200 and fixed.episodes % 2 == 0

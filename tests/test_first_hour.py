@@ -22,10 +22,10 @@ from PIL import Image
 import parallax_zoo
 from parallax.checker import ProtocolError, check_env
 from parallax_zoo.catalogue.signatures import InvalidKwargError
-from parallax_zoo.cli import main
-from parallax_zoo.scoring import hub
-from parallax_zoo.scoring.recording import random_act, record, save_gif
-from parallax_zoo.version import version
+from parallax_zoo.cli.main import main
+from parallax_zoo.policies import hub
+from parallax_zoo.judging.recording import random_act, record, save_gif
+from parallax.version import version
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("parallax-zoo")
@@ -130,8 +130,8 @@ def test_gif_scale_and_captions(tmp_path):
 
 
 def test_a_users_card_and_config_name_the_run_and_the_real_version(tmp_path):
-    from parallax_zoo.scoring.checkpoint import package_versions
-    from parallax_zoo.scoring.model_card import model_card
+    from parallax.version import package_versions
+    from parallax_zoo.baselines.model_card import model_card
 
     card = model_card("Race-v0", "mappo", 0.5, 0.1, 128, seed=0, folder="runs/Race-v0/seed0")
     assert "run on Race-v0" in card and "It is your run, not the official baseline" in card
@@ -172,7 +172,7 @@ def test_train_flags_are_checked_before_training(tmp_path):
 
 
 def test_a_one_seed_curve_has_no_band():
-    from parallax_zoo.scoring.baselines import curve_figure
+    from parallax_zoo.baselines.training import curve_figure
 
     one = curve_figure(np.arange(5.0)[None], 10, "return", "Race-v0")
     assert not one.axes[0].collections and [t.get_text() for t in one.axes[0].get_legend().get_texts()] == ["1 seed"]
@@ -264,7 +264,7 @@ def test_check_env_says_what_was_expected_and_found():
 
 
 def test_leaderboard_from_results_alone_has_elo_shared_ranks_and_explains_itself(tmp_path):
-    from parallax_zoo.scoring.leaderboard import leaderboard, load_results
+    from parallax_zoo.judging.leaderboard import leaderboard, load_results
 
     (tmp_path / "results").mkdir()
     result = parallax_zoo.evaluate("TicTacToe-v0", "random", name="first")

@@ -15,7 +15,7 @@ from PIL import Image
 
 from parallax import State, VmapWrapper
 from parallax_zoo.envs import rendering
-from parallax_zoo.scoring.recording import save_gif
+from parallax_zoo.judging.recording import save_gif
 from parallax_zoo.envs.gridworld import GridState, GridWorld, MaskedGridWorld, MaskedState
 
 UP, DOWN, RIGHT, LEFT = 0, 1, 2, 3

@@ -1,6 +1,6 @@
 """Baselines to and from the Hub (docs/evaluation.md), driven through the real huggingface_hub client.
 
-Every download and push goes over HTTP to `tests/hub_server.py` on 127.0.0.1. `parallax_zoo.scoring.hub`
+Every download and push goes over HTTP to `tests/hub_server.py` on 127.0.0.1. `parallax_zoo.policies.hub`
 reads HF_ENDPOINT, HF_HUB_OFFLINE and HF_HOME when called, so the tests set them with
 monkeypatch. huggingface_hub reads HF_HUB_DISABLE_XET only at import, as the module constant
 `constants.HF_HUB_DISABLE_XET` that `is_xet_available()` looks up at call time: the tests patch
@@ -27,14 +27,14 @@ from safetensors.numpy import load_file, save_file
 from hub_server import HubServer
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError, format_pin
-from parallax_zoo.scoring.hub import (
+from parallax_zoo.policies.hub import (
     BaselineIntegrityError,
     BaselineUnavailableError,
     HubError,
     fetch_baseline,
     push_baseline,
 )
-from parallax_zoo.scoring.model_card import model_card
+from parallax_zoo.baselines.model_card import model_card
 
 REPO = "parallax-zoo/Race-v0"
 ENV_ID = "Race-v0"
@@ -408,8 +408,8 @@ def test_model_card_rejects_unmeasured_scores(mean: float, std: float, episodes:
 
 def test_load_baseline_downloads_verifies_and_reproduces_the_reference(hub: HubServer, tmp_path: Path, monkeypatch):
     import parallax_zoo
-    from parallax_zoo.scoring.evaluation import evaluate
-    from parallax_zoo.scoring.loading import load_baseline
+    from parallax_zoo import evaluate
+    from parallax_zoo import load_baseline
 
     env_spec = parallax_zoo.spec("Race-v0")
     assert env_spec.baseline is not None and env_spec.reference_score is not None

@@ -27,10 +27,12 @@ import parallax_zoo
 from hub_server import HubServer, SilentServer, closed_port_endpoint
 from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.catalogue.pins import BaselinePin
-from parallax_zoo.scoring import checkpoint, hub
-from parallax_zoo.scoring.evaluation import evaluate
-from parallax_zoo.scoring.hub import BaselineIntegrityError, BaselineUnavailableError, HubError, fetch_baseline
-from parallax_zoo.scoring.loading import load_baseline, resolve_policy
+from parallax_zoo.policies import checkpoint, hub
+from parallax_zoo import evaluate
+from parallax_zoo.policies.hub import BaselineIntegrityError, BaselineUnavailableError, HubError, fetch_baseline
+from parallax_zoo import load_baseline
+from parallax_zoo.catalogue.registry import resolve
+from parallax_zoo.policies.loading import resolve_policy
 
 POLICY_REPO = "someone/gridworld-policy"
 ENV_ID = "GridWorld-v0"
@@ -80,14 +82,14 @@ def cached_files(cache: Path) -> list[Path]:
 @pytest.mark.parametrize("revision", ["", "@main", "@v1.0", "@" + "A" * 40])
 def test_a_hub_policy_must_name_a_commit(server: HubServer, policy_commit: str, revision: str) -> None:
     with pytest.raises(HubError, match="must name a commit.*a branch or tag moves"):
-        resolve_policy(f"hub:{POLICY_REPO}{revision}", ENV_ID)
+        resolve_policy(f"hub:{POLICY_REPO}{revision}", *resolve(ENV_ID))
     assert server.requests == []
 
 
 def test_a_hub_policy_is_verified_and_its_provenance_recorded(
     server: HubServer, policy_commit: str, tmp_path: Path, hub_env: Path
 ) -> None:
-    policy, name, provenance = resolve_policy(f"hub:{POLICY_REPO}@{policy_commit}", ENV_ID)
+    policy, name, provenance = resolve_policy(f"hub:{POLICY_REPO}@{policy_commit}", *resolve(ENV_ID))
     folder = tmp_path / "policy"
     expected = {n: hashlib.sha256((folder / n).read_bytes()).hexdigest() for n in ("config.yaml", "model.safetensors")}
     assert provenance == {"repo": POLICY_REPO, "commit": policy_commit, "files": expected}
@@ -105,7 +107,7 @@ def test_a_hub_policy_with_wrong_bytes_is_refused_and_not_cached(
     server.store.corrupt(POLICY_REPO, tampered)
     kind = "sha256" if tampered.endswith(".safetensors") else "git blob id"
     with pytest.raises(BaselineIntegrityError, match=f"{tampered} downloaded .* has {kind} .* the Hub reports"):
-        resolve_policy(f"hub:{POLICY_REPO}@{policy_commit}", ENV_ID)
+        resolve_policy(f"hub:{POLICY_REPO}@{policy_commit}", *resolve(ENV_ID))
     leftovers = [p for p in cached_files(hub_env) if tampered in p.name or p.suffix == ".incomplete"]
     assert leftovers == []
     bad = hashlib.sha256(server.store.read_object(server.store.tree(POLICY_REPO, policy_commit)[tampered].sha256))
@@ -125,7 +127,7 @@ def test_a_mirror_file_swapped_after_its_check_is_not_loaded(
     pin = parallax_zoo.spec("Race-v0").baseline
     assert pin is not None
     weights = mirror / "Race-v0" / "model.safetensors"
-    genuine = checkpoint.load(mirror / "Race-v0", parallax_zoo.make("Race-v0"))[0]
+    genuine = checkpoint.load_network(mirror / "Race-v0", parallax_zoo.make("Race-v0"))[0]
     other = checkpoint.initial_policy(checkpoint.load_config(mirror / "Race-v0" / "config.yaml"), parallax_zoo.make("Race-v0"))
     swap_in = tmp_path / "swap.safetensors"
     checkpoint.save_policy(other, swap_in)
@@ -313,7 +315,7 @@ def test_a_tampered_file_in_a_read_only_cache_is_reported_honestly(
 RACER = """
 import sys
 from parallax_zoo.catalogue.pins import BaselinePin
-from parallax_zoo.scoring.hub import BaselineIntegrityError, BaselineUnavailableError, fetch_baseline
+from parallax_zoo.policies.hub import BaselineIntegrityError, BaselineUnavailableError, fetch_baseline
 pin = BaselinePin.from_dict(__import__("json").loads(sys.argv[1]))
 try:
     fetch_baseline(pin, None)

@@ -459,9 +459,9 @@ def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_
     from parallax_zoo.agents.players import MaskedScriptedPlayer
     from parallax_zoo.agents.slots import read_slots
     from parallax_zoo.agents.player_factories import opponent_player
-    from parallax_zoo.scoring.evaluation import protocol
+    from parallax_zoo.judging.evaluation import protocol
 
-    assert name in protocol(env_id).opponents
+    assert name in protocol(parallax_zoo.spec(env_id)).opponents
     env = parallax_zoo.make(env_id)
     player = opponent_player(env_id, env, name)
     assert isinstance(player, MaskedScriptedPlayer)

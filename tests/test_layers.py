@@ -8,34 +8,34 @@ import cannot slip past.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+BASE = ("parallax", "parallax_zoo.atomic", "parallax_zoo.errors", "parallax_zoo.locking")
+"""What every room of the zoo may import: the protocol and the zoo's standard-library-only modules."""
+
 ALLOWED: dict[str, tuple[str, ...]] = {
     "parallax": ("parallax",),
     "parallax_zoo/atomic.py": (),
     "parallax_zoo/errors.py": (),
     "parallax_zoo/locking.py": (),
-    "parallax_zoo/version.py": (),
     "parallax_zoo/envs": ("parallax", "parallax_zoo.envs"),
     "parallax_zoo/agents": ("parallax", "parallax_zoo.envs", "parallax_zoo.catalogue", "parallax_zoo.agents"),
-    "parallax_zoo/catalogue": (
-        "parallax", "parallax_zoo.atomic", "parallax_zoo.errors", "parallax_zoo.locking", "parallax_zoo.catalogue"
+    "parallax_zoo/catalogue": (*BASE, "parallax_zoo.catalogue"),
+    "parallax_zoo/policies": (*BASE, "parallax_zoo.agents", "parallax_zoo.catalogue", "parallax_zoo.policies"),
+    "parallax_zoo/judging": (
+        *BASE, "parallax_zoo.envs", "parallax_zoo.agents", "parallax_zoo.catalogue", "parallax_zoo.policies",
+        "parallax_zoo.judging",
     ),
-    "parallax_zoo/scoring": (
-        "parallax",
-        "parallax_zoo.atomic",
-        "parallax_zoo.errors",
-        "parallax_zoo.locking",
-        "parallax_zoo.version",
-        "parallax_zoo.envs",
-        "parallax_zoo.agents",
-        "parallax_zoo.catalogue",
-        "parallax_zoo.scoring",
+    "parallax_zoo/baselines": (
+        *BASE, "parallax_zoo.envs", "parallax_zoo.agents", "parallax_zoo.catalogue", "parallax_zoo.policies",
+        "parallax_zoo.judging", "parallax_zoo.baselines",
     ),
+    "parallax_zoo/cli": ("parallax", "parallax_zoo"),
 }
 """Each layer (a folder, or one module) -> the project packages its modules may import."""
 
@@ -108,7 +108,7 @@ def test_layer_imports_only_the_layers_below_it(layer: str) -> None:
 
 def test_every_module_of_the_zoo_sits_in_a_layer() -> None:
     """A new folder or top-level module gets a line in the layer table (and in docs/layout.md's tree)."""
-    top = {"parallax_zoo/__init__.py", "parallax_zoo/cli.py"}
+    top = {"parallax_zoo/__init__.py"}
     placed = {path for layer in ALLOWED for path in layer_files(layer)}
     unplaced = [
         str(path.relative_to(REPO))
@@ -118,13 +118,26 @@ def test_every_module_of_the_zoo_sits_in_a_layer() -> None:
     assert unplaced == []
 
 
+def test_the_layout_page_names_every_room_and_every_extra() -> None:
+    """docs/layout.md's tree has a line for each room of the layer table and names every extra of pyproject.toml."""
+    import tomllib
+
+    tree = (REPO / "docs" / "layout.md").read_text(encoding="utf-8").split("```")[1]
+    lines = [line.strip() for line in tree.splitlines()]
+    rooms = [layer.removeprefix("parallax_zoo/") for layer in ALLOWED if layer.startswith("parallax_zoo/")]
+    missing_rooms = [room for room in rooms if not any(line.startswith(room.removesuffix(".py")) for line in lines)]
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    missing_extras = [extra for extra in extras if not re.search(rf"\b{extra}\b", tree)]
+    assert (missing_rooms, missing_extras) == ([], [])
+
+
 def test_the_reader_sees_lazy_relative_and_importlib_imports() -> None:
     """The imports a layer could hide: inside a function, relative, and through importlib."""
     source = (
         "import importlib\n"
         "def late():\n"
         "    from parallax_zoo.catalogue import registry\n"
-        "    from ..scoring import hub\n"
+        "    from ..policies import hub\n"
         "    from . import ppo\n"
         "    return importlib.import_module('parallax_zoo')\n"
     )
@@ -132,8 +145,8 @@ def test_the_reader_sees_lazy_relative_and_importlib_imports() -> None:
         "importlib",
         "parallax_zoo.catalogue",
         "parallax_zoo.catalogue.registry",
-        "parallax_zoo.scoring",
-        "parallax_zoo.scoring.hub",
+        "parallax_zoo.policies",
+        "parallax_zoo.policies.hub",
         "parallax_zoo.agents",
         "parallax_zoo.agents.ppo",
         "parallax_zoo",

@@ -12,8 +12,10 @@ from crafted_results import crafted, scored
 from nim import CarelessNim, PerfectNim
 
 import parallax_zoo
-from parallax_zoo.scoring.evaluation import EvalResult, evaluate, protocol
-from parallax_zoo.scoring.leaderboard import (
+from parallax_zoo import evaluate
+from parallax_zoo.catalogue.registry import resolve
+from parallax_zoo.judging.evaluation import EvalResult, protocol
+from parallax_zoo.judging.leaderboard import (
     NON_FINITE_NOTE,
     LeaderboardInputError,
     MatchRecord,
@@ -36,7 +38,7 @@ def nim_id(scratch_registry):
 
 
 def test_elo_orders_strong_weak_and_random_from_real_games(nim_id):
-    records = round_robin(nim_id, {"random": "random", "strong": PerfectNim(), "weak": CarelessNim(0.5)}, episodes=128)
+    records = round_robin(*resolve(nim_id), {"random": "random", "strong": PerfectNim(), "weak": CarelessNim(0.5)}, episodes=128)
     assert records[("strong", "weak")].wins > records[("strong", "weak")].losses
     ratings = elo_ratings(records)
     assert ratings["strong"] > ratings["weak"] > ratings["random"] == pytest.approx(1000.0)
@@ -167,7 +169,7 @@ def test_a_results_file_of_protocol_version_1_is_refused_naming_the_version_and_
     assert message.startswith(f"{path}: protocol.version: evaluation protocol version 1, not 2; results of another "
                               "version are refused")
     assert "opponent ladder" in message and "parallax-zoo eval Race-v0 --policy P --out FILE" in message
-    old = dataclasses.replace(synthetic("old", (1.0,)), protocol=dataclasses.replace(protocol("Race-v0"), version=1))
+    old = dataclasses.replace(synthetic("old", (1.0,)), protocol=dataclasses.replace(protocol(parallax_zoo.spec("Race-v0")), version=1))
     with pytest.raises(LeaderboardInputError,
                        match="'old' on Race-v0: protocol.version: evaluation protocol version 1, not 2"):
         leaderboard([old])
@@ -181,7 +183,7 @@ def ladder_result(policy: str, perfect: tuple[int, int, int], random: tuple[int,
 
 
 def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_anchors_stay_put():
-    from parallax_zoo.scoring.anchors import load_anchors
+    from parallax_zoo.judging.anchors import load_anchors
 
     provenance = {"repo": "someone/drawer", "commit": "c" * 40, "files": {"model.safetensors": "d" * 64}}
     drawer = dataclasses.replace(ladder_result("drawer", (0, 256, 0), (230, 26, 0), baseline=(0, 256, 0)),
@@ -204,7 +206,7 @@ def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_an
     assert f"| {drawer_rating.elo:.0f} [{drawer_rating.low:.0f}, {drawer_rating.high:.0f}] |" in markdown
     # perfect met drawer, loser and the baseline (its eval.json games)
     assert (f"| TicTacToe-v0 | perfect | {perfect.elo:.0f} | [{perfect.low:.0f}, {perfect.high:.0f}] | "
-            f"{3 * protocol('TicTacToe-v0').episodes} | ladder anchor (fixed) |") in markdown
+            f"{3 * protocol(parallax_zoo.spec('TicTacToe-v0')).episodes} | ladder anchor (fixed) |") in markdown
     page = crowded.to_html()
     assert "<h3>Elo ratings</h3>" in page and ">ladder anchor (fixed)</span></td>" in page and "Fisher information" in page
     assert row.opponents == drawer.opponents and row.provenance == provenance

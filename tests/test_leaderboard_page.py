@@ -6,15 +6,16 @@ with a line saying why. The board is made of real `EvalResult`s, two envs, one a
 
 from __future__ import annotations
 
+import parallax_zoo
 from pathlib import Path
 
 import pytest
 from browser import Chromium, find_chromium
 from PIL import Image
 
-from parallax_zoo.scoring.evaluation import EvalResult, protocol
-from parallax_zoo.scoring.leaderboard import NON_FINITE_NOTE, Leaderboard, Row
-from parallax_zoo.scoring.ratings import Rating
+from parallax_zoo.judging.evaluation import EvalResult, protocol
+from parallax_zoo.judging.leaderboard import NON_FINITE_NOTE, Leaderboard, Row
+from parallax_zoo.judging.ratings import Rating
 
 CHROMIUM, WHY_NOT = find_chromium()
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=WHY_NOT)
@@ -29,7 +30,7 @@ PROVENANCE = {"repo": "someone/tictactoe-ppo", "commit": COMMIT,
 def tictactoe(policy: str, perfect: tuple[float, float, float], random: tuple[float, float, float],
               provenance: dict | None = None) -> EvalResult:
     """A TicTacToe result with these (win, draw, loss) shares against the perfect and the random player."""
-    fixed = protocol("TicTacToe-v0")
+    fixed = protocol(parallax_zoo.spec("TicTacToe-v0"))
 
     def record(shares: tuple[float, float, float]) -> dict[str, float]:
         win, draw, loss = shares
@@ -43,7 +44,7 @@ def tictactoe(policy: str, perfect: tuple[float, float, float], random: tuple[fl
 
 
 def race(policy: str, scores: tuple[float, ...]) -> EvalResult:
-    return EvalResult("Race-v0", policy, protocol("Race-v0"), scores=scores)
+    return EvalResult("Race-v0", policy, protocol(parallax_zoo.spec("Race-v0")), scores=scores)
 
 
 def row(result: EvalResult, normalized: float | None, rating: Rating | None = None) -> Row:
@@ -122,7 +123,7 @@ def test_the_page_in_chromium_loads_clean_sorts_on_a_click_and_shows_every_row(t
 
 def test_the_cli_board_shows_where_an_entrants_files_came_from(tmp_path, capsys):
     from parallax_zoo import spec
-    from parallax_zoo.cli import main
+    from parallax_zoo.cli.main import main
 
     assert main(["leaderboard", "--entrant", "Race-v0=baseline", "--out", str(tmp_path)]) == 0
     pin = spec("Race-v0").baseline

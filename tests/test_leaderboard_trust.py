@@ -20,13 +20,14 @@ from typing import Any
 import pytest
 from crafted_results import crafted, scored
 
+import parallax_zoo
 from parallax_zoo.atomic import OutputNotWrittenError
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.cli import main
-from parallax_zoo.scoring.evaluation import EvalResult, protocol
-from parallax_zoo.scoring.leaderboard import LeaderboardInputError, leaderboard, load_results
-from parallax_zoo.scoring.loading import baseline_label
-from parallax_zoo.scoring.result_checks import result_problem
+from parallax_zoo.cli.main import main
+from parallax_zoo.judging.evaluation import EvalResult, protocol
+from parallax_zoo.judging.leaderboard import LeaderboardInputError, leaderboard, load_results
+from parallax_zoo.policies.loading import baseline_label
+from parallax_zoo.judging.result_checks import result_problem
 
 BASELINES = Path(__file__).resolve().parents[1] / "baselines"
 C4 = "ConnectFour-v0"
@@ -113,7 +114,7 @@ def test_the_untouched_files_and_every_shipped_evaluation_pass_the_checks(tmp_pa
     assert {r.policy for r in load_results(tmp_path)} == {"mine", "racer"}
     for path in sorted(BASELINES.glob("*/eval.json")):
         measured = EvalResult.from_json(json.loads(path.read_text()))
-        measured = EvalResult(**{**measured.__dict__, "policy": baseline_label(measured.env_id)})
+        measured = EvalResult(**{**measured.__dict__, "policy": baseline_label(parallax_zoo.spec(measured.env_id))})
         assert result_problem(measured) is None, path
     forged = EvalResult(**{**crafted(C4, "mine", C4_GAMES).__dict__, "policy": "depth4"})
     with pytest.raises(LeaderboardInputError, match="the result of 'depth4' on ConnectFour-v0: policy: 'depth4' is a "

@@ -122,8 +122,8 @@ def test_config_pairs_an_opponent_with_its_share():
 
 def test_training_against_the_naive_team_learns_to_beat_it():
     import parallax_zoo
+    from parallax_zoo import evaluate
     from parallax_zoo.agents.player_factories import opponent_player
-    from parallax_zoo.scoring.evaluation import evaluate
 
     config = MAPPOConfig(
         env_id="TeamRace-v0", num_envs=16, num_steps=32, total_timesteps=16 * 32 * 60, learning_rate=3e-3,

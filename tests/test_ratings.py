@@ -1,4 +1,4 @@
-"""Elo on the anchored scale (parallax_zoo.scoring.ratings, .anchors): fixed anchors, confidence intervals, the shipped anchoring fit."""
+"""Elo on the anchored scale (parallax_zoo.judging.ratings, .anchors): fixed anchors, confidence intervals, the shipped anchoring fit."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import parallax_zoo
 from parallax_zoo.catalogue.player_names import RANDOM
-from parallax_zoo.scoring.anchors import (
+from parallax_zoo.judging.anchors import (
     ANCHOR_GAMES,
     ANCHORS_FILE,
     StaleAnchorsError,
@@ -18,8 +18,9 @@ from parallax_zoo.scoring.anchors import (
     anchoring_fit,
     load_anchors,
 )
-from parallax_zoo.scoring.evaluation import PROTOCOL_VERSION, EvalResult, protocol
-from parallax_zoo.scoring.ratings import MatchRecord, Rating, UnanchoredPlayersError, fit_ratings
+from parallax_zoo.catalogue.registry import resolve
+from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, protocol
+from parallax_zoo.judging.ratings import MatchRecord, Rating, UnanchoredPlayersError, fit_ratings
 
 ANCHORS = {RANDOM: 1000.0, "tactical": 1500.0, "depth4": 2100.0}
 
@@ -91,7 +92,7 @@ def test_the_shipped_anchors_cover_every_ladder_player_and_come_from_their_recor
                                     pytest.param("Othello-v0", marks=pytest.mark.slow),
                                     pytest.param("TeamRace-v0", marks=pytest.mark.slow)])
 def test_the_anchoring_fit_reproduces_the_shipped_anchors(env_id: str) -> None:
-    ratings, records = anchoring_fit(env_id)
+    ratings, records = anchoring_fit(*resolve(env_id))
     shipped = json.loads(ANCHORS_FILE.read_text())["envs"][env_id]
     assert [{"players": list(pair), "wins": r.wins, "draws": r.draws, "losses": r.losses} for pair, r in records.items()] == shipped["records"]
     assert {name: r.elo for name, r in ratings.items()} == pytest.approx({name: r["elo"] for name, r in shipped["ratings"].items()})
@@ -107,12 +108,12 @@ def test_anchors_of_another_protocol_version_are_refused(tmp_path: Path) -> None
 def test_a_result_is_rated_from_its_ladder_games_and_its_games_against_the_baseline_do_not_move_it() -> None:
     record = {"games": 256.0, "win": 0.5, "draw": 0.25, "loss": 0.25, "return": 0.25}
     opponents = {"perfect": {**record, "win": 0.0, "draw": 0.75, "loss": 0.25}, RANDOM: {**record, "win": 0.9, "draw": 0.1, "loss": 0.0}}
-    result = EvalResult("TicTacToe-v0", "mine", protocol("TicTacToe-v0"), scores=(0.0,), opponents=opponents)
-    against_baseline = EvalResult("TicTacToe-v0", "mine", protocol("TicTacToe-v0"), scores=(0.0,),
+    result = EvalResult("TicTacToe-v0", "mine", protocol(parallax_zoo.spec("TicTacToe-v0")), scores=(0.0,), opponents=opponents)
+    against_baseline = EvalResult("TicTacToe-v0", "mine", protocol(parallax_zoo.spec("TicTacToe-v0")), scores=(0.0,),
                                   opponents=opponents | {"baseline": {**record, "win": 1.0, "draw": 0.0, "loss": 0.0}})
     rating, same = anchored_rating(result), anchored_rating(against_baseline)
     assert rating is not None and same is not None
     assert rating.elo == pytest.approx(same.elo) and rating.games == 512
     perfect = load_anchors("TicTacToe-v0")["perfect"].elo
     assert 1000 < rating.elo < perfect  # beats random, never beats perfect
-    assert anchored_rating(EvalResult("Race-v0", "mine", protocol("Race-v0"), scores=(0.0,))) is None
+    assert anchored_rating(EvalResult("Race-v0", "mine", protocol(parallax_zoo.spec("Race-v0")), scores=(0.0,))) is None

@@ -16,7 +16,7 @@ from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.recurrent import Memory
 from parallax_zoo.agents.players import Greedy
 from parallax_zoo.agents.rollout import collect, collect_recurrent, play_episodes
-from parallax_zoo.scoring import checkpoint
+from parallax_zoo.policies import checkpoint
 
 NUM_ENVS, NUM_STEPS = 6, 24
 CONFIG = PPOConfig(policy="recurrent", num_envs=NUM_ENVS, num_steps=NUM_STEPS, hidden_sizes=(16, 16), rnn_hidden=8,
@@ -130,7 +130,7 @@ def test_recurrent_ppo_learns_memory_chain(tmp_path):
     assert np.asarray(trajectory.episode_return)[finished].mean() > 0.7
     # Saved and loaded, it is the same recurrent policy, and greedy evaluation carries its memory too.
     checkpoint.save(tmp_path, policy, config)
-    loaded, loaded_config = checkpoint.load(tmp_path, parallax_zoo.make(env_id))
+    loaded, loaded_config = checkpoint.load_network(tmp_path, parallax_zoo.make(env_id))
     assert loaded.model == policy.model and loaded_config == config
     jax.tree_util.tree_map(np.testing.assert_array_equal, loaded.params, policy.params)
     returns, ended = play_episodes(parallax_zoo.make(env_id), Greedy(loaded), jax.random.key(6), 32, 10)

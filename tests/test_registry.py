@@ -6,7 +6,6 @@ import dataclasses
 import importlib.resources
 import importlib.util
 import math
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -341,10 +340,3 @@ def test_mjx_entry_rejects_a_config_key_playground_does_not_have() -> None:
         parallax_zoo.make("mjx/CartpoleBalance", episode_lenght=10)
     assert "'episode_lenght'" in str(caught.value) and "episode_length" in str(caught.value)
 
-
-def test_moved_module_paths_import_the_moved_module_with_a_deprecation_warning() -> None:
-    for old, new in parallax_zoo.MOVED_MODULES.items():
-        sys.modules.pop(old, None)
-        with pytest.warns(DeprecationWarning, match=f"{old} has moved to {new}"):
-            module = importlib.import_module(old)
-        assert module is importlib.import_module(new)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import parallax_zoo
-from parallax_zoo.cli import main
+from parallax_zoo.cli.main import main
 from parallax_zoo.catalogue.registry import EnvNotFoundError, Registry, default_registry, namespace_of
 
 SMALL_REGISTRY = """

@@ -13,9 +13,9 @@ import pytest
 import parallax_zoo
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.search import SearchPlayer, SearchSettings
-from parallax_zoo.scoring import checkpoint
-from parallax_zoo.scoring.checkpoint import CheckpointError
-from parallax_zoo.scoring.loading import load_folder
+from parallax_zoo.policies import checkpoint
+from parallax_zoo.policies.checkpoint import CheckpointError
+from parallax_zoo.policies.loading import load_folder
 
 ENV = parallax_zoo.make("ConnectFour-v0")
 KEY = jax.random.key(0)
@@ -31,7 +31,7 @@ def c4_cells(pieces: dict[tuple[int, int], int]) -> np.ndarray:
 
 def blank_policy() -> Policy:
     """A network that knows nothing: zero weights give a uniform prior and a value of 0 everywhere."""
-    policy, _ = checkpoint.load(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
+    policy, _ = checkpoint.load_network(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
     return jax.tree_util.tree_map(jnp.zeros_like, policy)
 
 
@@ -53,7 +53,7 @@ def test_the_win_check_takes_a_win_and_blocks_a_loss_with_a_blank_network_and_th
 
 
 def test_search_settings_round_trip_through_config_yaml_and_load_the_whole_agent(tmp_path: Path) -> None:
-    policy, config = checkpoint.load(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
+    policy, config = checkpoint.load_network(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
     settings = SearchSettings(simulations=8, considered_actions=7, gumbel_scale=0.0, win_check=True)
     checkpoint.save(tmp_path, policy, config, settings)
     assert checkpoint.search_from_bytes((tmp_path / "config.yaml").read_bytes()) == settings
@@ -83,7 +83,7 @@ def test_bad_search_settings_are_refused_with_what_to_fix(search: str, message: 
 
 def test_a_policy_folder_asking_for_an_unbounded_search_is_refused_when_it_loads(tmp_path: Path) -> None:
     """The bound holds before any search runs, for a folder as for a Hub policy (both load through `load_files`)."""
-    policy, config = checkpoint.load(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
+    policy, config = checkpoint.load_network(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
     checkpoint.save(tmp_path, policy, config, SearchSettings())
     text = (tmp_path / "config.yaml").read_text()
     (tmp_path / "config.yaml").write_text(text.replace("simulations: 64", "simulations: 1000000000"))
@@ -102,25 +102,26 @@ def test_a_rotation_deals_its_players_over_the_games_in_turn() -> None:
     from parallax_zoo.agents.players import Rotation, ScriptedPlayer
     from parallax_zoo.agents.slots import Slots
     from parallax_zoo.agents.player_factories import training_opponent
+    from parallax_zoo.catalogue.registry import resolve
 
     constant = [ScriptedPlayer(lambda observation, k=k: jnp.full(observation.shape[:-1], k, jnp.int32)) for k in range(3)]
     games = Slots(jnp.zeros((5, 2, 3)), jnp.zeros((5, 6)), None, jnp.ones((5, 2), bool), jnp.zeros((5, 2)))
     action, _, _ = jax.jit(Rotation(tuple(constant)).act_slots)(games, KEY)
     np.testing.assert_array_equal(action, [[0, 0], [1, 1], [2, 2], [0, 0], [1, 1]])
-    assert isinstance(training_opponent("TicTacToe-v0", parallax_zoo.make("TicTacToe-v0"), "random+random"), Rotation)
+    assert isinstance(training_opponent(*resolve("TicTacToe-v0"), "random+random"), Rotation)
 
 
 @pytest.mark.slow
 def test_a_fine_tune_stage_trains_from_the_given_weights_against_a_rotation_and_records_its_curve() -> None:
     from parallax_zoo.agents.mappo import MAPPOConfig
-    from parallax_zoo.scoring.fine_tune import SEGMENTS, Stage, fine_tune
+    from parallax_zoo.baselines.fine_tune import SEGMENTS, Stage, fine_tune
 
     env = parallax_zoo.make("TicTacToe-v0")
-    start, config = checkpoint.load(Path(__file__).resolve().parents[1] / "baselines" / "TicTacToe-v0", env)
+    start, config = checkpoint.load_network(Path(__file__).resolve().parents[1] / "baselines" / "TicTacToe-v0", env)
     assert isinstance(config, MAPPOConfig)
     tiny = dataclasses.replace(config, num_envs=4, num_steps=4, num_minibatches=1, update_epochs=1)
     stage = Stage(("random", "random"), 0.5, 4 * 4 * SEGMENTS, 1e-3)
-    policy, final, curves = fine_tune("TicTacToe-v0", start, tiny, [stage], progress=False)
+    policy, final, curves = fine_tune(parallax_zoo.spec("TicTacToe-v0"), env, start, tiny, [stage], progress=False)
     assert final.opponent == "random+random" and final.opponent_share == 0.5 and final.total_timesteps == 4 * 4 * SEGMENTS
     assert [steps for steps, _ in curves["random"]] == [16 * (i + 1) for i in range(SEGMENTS)]
     assert all(0 <= win <= 1 for _, win in curves["random"])

@@ -20,7 +20,7 @@ from board_reference import connect_four_drop, has_line
 
 import parallax_zoo
 from parallax_zoo.agents.search import SearchPlayer
-from parallax_zoo.scoring.loading import load_folder
+from parallax_zoo.policies.loading import load_folder
 
 BASELINES = Path(__file__).resolve().parents[1] / "baselines"
 

@@ -39,7 +39,7 @@ SCRIPT = textwrap.dedent(
     from parallax_zoo.agents.ppo import PPOConfig, make_train, vector_env
     from parallax_zoo.agents.rollout import collect
     from parallax_zoo.agents.sharding import default_mesh, device_rows
-    from parallax_zoo.scoring.evaluation import evaluate
+    from parallax_zoo import evaluate
 
     def leaves_equal(a, b):
         as_data = lambda x: jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x

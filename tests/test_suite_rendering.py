@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import parallax_zoo
-from parallax_zoo.cli import main
-from parallax_zoo.scoring.recording import random_act, record
+from parallax_zoo.cli.main import main
+from parallax_zoo.judging.recording import random_act, record
 
 STEPS = 2
 

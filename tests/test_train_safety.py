@@ -21,10 +21,10 @@ import pytest
 
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.ppo import PPOConfig
-from parallax_zoo.catalogue.pinning import folder_pin, pin_baseline
+from parallax_zoo.baselines.registry_update import folder_pin, pin_baseline
 from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, Registry
-from parallax_zoo.cli import main
-from parallax_zoo.scoring import checkpoint, hub
+from parallax_zoo.cli.main import main
+from parallax_zoo.policies import checkpoint, hub
 
 RUN_FILES = ("config.yaml", "model.safetensors", "eval.json", "curve.png", "README.md")
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,8 +36,8 @@ LONG = dataclasses.replace(TINY, total_timesteps=4 * 8 * 4000)
 """Long enough (a few seconds of updates) that a signal sent once training shows progress lands mid-run."""
 CLI_ON_REGISTRY = (
     "import sys; from pathlib import Path; import parallax_zoo.catalogue.registry as registry; "
-    "registry.PACKAGED_REGISTRY = Path(sys.argv[1]); import parallax_zoo.catalogue.pinning as pinning; "
-    "pinning.PACKAGED_REGISTRY = registry.PACKAGED_REGISTRY; from parallax_zoo.cli import main; "
+    "registry.PACKAGED_REGISTRY = Path(sys.argv[1]); import parallax_zoo.baselines.registry_update as pinning; "
+    "pinning.PACKAGED_REGISTRY = registry.PACKAGED_REGISTRY; from parallax_zoo.cli.main import main; "
     "sys.exit(main(sys.argv[2:]))"
 )
 """The CLI run with registry.yaml at argv[1] in place of the package's (the pin tests' copy)."""
@@ -158,8 +158,8 @@ def test_ctrl_c_during_train_stops_cleanly_in_one_line_with_exit_130(sandbox: Pa
 
 def test_a_swap_killed_midway_is_put_right_by_the_next_run(sandbox: Path) -> None:
     """Killed between renaming the old folder aside and writing the pin: the pinned folder comes back."""
-    from parallax_zoo.scoring import staging
-    from parallax_zoo.scoring.baselines import is_pinned_folder
+    from parallax_zoo.baselines import staging
+    from parallax_zoo.baselines.training import is_pinned_folder
 
     folder = sandbox / "baselines" / "GridWorld-v0"
     before = pinned_files(sandbox, "GridWorld-v0")
@@ -189,7 +189,7 @@ def test_train_pin_force_swaps_folder_and_pin_in_together_and_leaves_no_lock(san
 
 
 PIN_SCRIPT = (
-    "import sys; from pathlib import Path; from parallax_zoo.catalogue.pinning import pin_baseline; "
+    "import sys; from pathlib import Path; from parallax_zoo.baselines.registry_update import pin_baseline; "
     "print('ready', flush=True); sys.stdin.readline(); "
     "pin_baseline(sys.argv[1], Path(sys.argv[2]), sys.argv[3]); print('pinned', sys.argv[1])"
 )
@@ -235,9 +235,9 @@ def test_a_pin_waits_for_the_registry_lock_and_then_rereads_the_file(tmp_path: P
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sys, time; from pathlib import Path; from parallax_zoo.locking import exclusive_lock; "
-         "from parallax_zoo.catalogue.pinning import pin_baseline, registry_lock_path; path = Path(sys.argv[1]); "
+         "from parallax_zoo.baselines.registry_update import pin_baseline, registry_lock_path; path = Path(sys.argv[1]); "
          "lock = exclusive_lock(registry_lock_path(path), 10); lock.__enter__(); print('held', flush=True); "
-         "time.sleep(2); from parallax_zoo.catalogue import pinning, pins; "
+         "time.sleep(2); from parallax_zoo.baselines import registry_update as pinning; from parallax_zoo.catalogue import pins; "
          "pinning.write_text_atomic(path, pinning.pinned_text(path.read_text(), 'TicTacToe-v0', "
          "pinning.folder_pin('TicTacToe-v0', Path(sys.argv[2]))[0], 0.75)); lock.__exit__(None, None, None)",
          str(registry_file), str(other)],

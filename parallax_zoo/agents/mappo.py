@@ -35,13 +35,12 @@ from jaxtyping import PRNGKeyArray
 from parallax_zoo.agents import ppo
 from parallax_zoo.agents.field_ranges import FieldRange
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, accept_renamed_fields, model_for
+from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, model_for
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.selfplay import SnapshotBuffer, TrainingOpponent, evaluate_self_play
 from parallax_zoo.agents.sharding import check_divisible
 
 
-@accept_renamed_fields
 @dataclass(frozen=True)
 class MAPPOConfig(PPOConfig):
     """PPO's hyperparameters with MAPPO's defaults, and the self-play evaluation settings."""

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, PRNGKeyArray
 
+from parallax.core import AnyEnv
 from parallax.core import MARLState
 from parallax.wrappers import VmapWrapper
 from parallax_zoo.agents.distributions import Distribution
@@ -24,7 +25,7 @@ from parallax_zoo.agents.slots import Slots, read_slots
 
 
 def actor_critic_for(
-    env: Any,
+    env: AnyEnv,
     hidden_sizes: tuple[int, ...] = (64, 64),
     activation: str = "tanh",
     agent_ids: bool = False,
@@ -77,7 +78,7 @@ class Policy:
             f"{', observation normaliser' if self.normalizer is not None else ''})"
         )
 
-    def check_fits(self, env: Any) -> None:
+    def check_fits(self, env: AnyEnv) -> None:
         """Raise `ValueError` unless this policy's networks fit `env`, listing the expected and the found shapes."""
         expected = actor_critic_for(env)
         fields = ("num_agents", "observation_shape", "obs_dim", "head")

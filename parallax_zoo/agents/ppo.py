@@ -18,11 +18,9 @@ hidden state.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -47,38 +45,6 @@ from parallax_zoo.agents.slots import read_slots
 Metrics = dict[str, Any]
 
 
-ClassT = TypeVar("ClassT", bound=type)
-
-RENAMED_FIELDS = {"centralised_critic": "centralized_critic"}
-"""Hyperparameters' previous names -> their names now; the old ones still work for one release, with a DeprecationWarning."""
-
-
-def accept_renamed_fields(cls: ClassT) -> ClassT:
-    """Let a config class take `RENAMED_FIELDS`' old names as keywords and read them as attributes, with a warning."""
-    init = cls.__init__
-
-    @functools.wraps(init)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        for old, new in RENAMED_FIELDS.items():
-            if old in kwargs:
-                warnings.warn(f"{old} is spelt {new} now; the old name goes in the next release", DeprecationWarning, stacklevel=2)
-                kwargs[new] = kwargs.pop(old)
-        init(self, *args, **kwargs)
-
-    def renamed(old: str, new: str) -> property:
-        def read(self: Any) -> Any:
-            warnings.warn(f"{old} is spelt {new} now; the old name goes in the next release", DeprecationWarning, stacklevel=2)
-            return getattr(self, new)
-
-        return property(read)
-
-    setattr(cls, "__init__", __init__)
-    for old, new in RENAMED_FIELDS.items():
-        setattr(cls, old, renamed(old, new))
-    return cls
-
-
-@accept_renamed_fields
 @dataclass(frozen=True)
 class PPOConfig:
     """Every PPO hyperparameter; frozen, so it is hashable and can be saved as `config.yaml`."""
@@ -505,7 +471,7 @@ def make_update(
 class Training:
     """The pieces a training run scans over: `state = init(key)`, then `update` (the `lax.scan` body)
     `num_updates` times, then `policy(state)`. `make_train` runs them in one scan; baseline training
-    (`parallax_zoo.scoring.baselines`) runs the same `update` in segments, so both train the same weights."""
+    (`parallax_zoo.baselines.training`) runs the same `update` in segments, so both train the same weights."""
 
     model: ActorCritic
     init: Callable[[PRNGKeyArray], TrainState]

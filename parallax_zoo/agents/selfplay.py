@@ -20,6 +20,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh
 from jaxtyping import Array, Bool, PRNGKeyArray
 
+from parallax.core import AnyEnv
 from parallax.core import MARLState
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
@@ -51,7 +52,7 @@ def sides(state: MARLState) -> Array:
 
 
 def head_to_head(
-    env: Any,
+    env: AnyEnv,
     player: Player,
     opponent: Player,
     key: PRNGKeyArray,
@@ -101,7 +102,7 @@ def held_side(slot_sides: Array) -> Array:
 
 
 def collect_against(
-    env: Any,
+    env: AnyEnv,
     policy: Player,
     opponent: TrainingOpponent,
     state: MARLState,
@@ -148,7 +149,7 @@ class SnapshotBuffer:
 
 
 def evaluate_self_play(
-    env: Any,
+    env: AnyEnv,
     policy: Policy,
     snapshots: SnapshotBuffer,
     key: PRNGKeyArray,

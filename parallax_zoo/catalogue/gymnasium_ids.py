@@ -12,13 +12,12 @@ docs/interop.md shows them in use.
 
 from __future__ import annotations
 
-import functools
 import importlib.abc
 import importlib.util
 import sys
 from typing import Any
 
-from parallax_zoo.catalogue.registry import list_envs, make, spec
+from parallax_zoo.catalogue.registry import list_envs, make, resolve, spec
 
 NAMESPACE = "parallax_zoo"
 
@@ -28,10 +27,10 @@ def gymnasium_id(env_id: str) -> str:
     return f"{NAMESPACE}/{env_id.replace('/', '-')}"
 
 
-@functools.cache
 def shared_env(env_id: str) -> Any:
-    """`make(env_id)`, one env object per id: every export made from it reuses the same compiled reset and step."""
-    return make(env_id)
+    """`make(env_id)`, one env object per id (`registry.resolve`): every export made from it reuses the same compiled
+    reset and step."""
+    return resolve(env_id)[1]
 
 
 def make_gymnasium_env(env_id: str, render_mode: str | None = None, **kwargs: Any) -> Any:

@@ -1,7 +1,7 @@
 """The schema of a baseline pin in registry.yaml: the Hub repo, the revision and every file's sha256, checked.
 
 The catalogue validates each entry's `baseline:` with `BaselinePin`; the hub
-(`parallax_zoo.scoring.hub`) fetches and pushes what a pin names. A baseline's
+(`parallax_zoo.policies.hub`) fetches and pushes what a pin names. A baseline's
 folder and Hub repo are named after its env id by `baseline_dirname`.
 """
 
@@ -19,6 +19,8 @@ import yaml
 
 from parallax_zoo.errors import UserError
 
+HUB_URL = "https://huggingface.co"
+"""The public Hub: a pinned repo's page is `HUB_URL/REPO_ID`."""
 REFUSED_WEIGHT_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 """Weight formats that can carry pickled code; baselines ship `.safetensors` only (docs/baselines.md)."""
 

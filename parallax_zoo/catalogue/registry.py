@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import importlib
 import math
 import re
@@ -23,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from parallax.core import AnyEnv
 from parallax.wrappers import TimeLimit, ValidateActions
 from parallax_zoo.catalogue.foreign_envs import BUILDERS
 from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError
@@ -301,11 +303,7 @@ class Registry:
                 kwargs={**env_spec.kwargs, **overrides}, reference_score=None,
             )
         env: Any = build(made if max_steps is not None else env_spec, validate=validate, **overrides)
-        try:
-            env.spec = made
-        except AttributeError:  # an env class with __slots__ or a read-only `spec`
-            pass
-        return env
+        return _carrying_spec(env, made)
 
     def list_envs(self, tag: str | None = None, namespace: str | None = None) -> list[str]:
         """Every registered id, sorted; only those carrying `tag`, and only those in `namespace`, if given."""
@@ -477,6 +475,28 @@ def make(env_id: str, /, *, max_steps: int | None = None, validate: bool = False
     return default_registry().make(env_id, max_steps=max_steps, validate=validate, **overrides)
 
 
+def resolve(env_id: str) -> tuple[EnvSpec, AnyEnv]:
+    """The spec of `env_id` and its env as `make(env_id)` builds it: what the command line and the public API turn
+    an id into, once, for everything below them. One env object per spec: envs are immutable, so one serves every
+    caller, and the programs compiled for it are reused."""
+    env_spec = spec(env_id)
+    return env_spec, _shared_env(env_spec)
+
+
+@functools.cache
+def _shared_env(env_spec: EnvSpec) -> AnyEnv:
+    return _carrying_spec(build(env_spec), env_spec)
+
+
+def _carrying_spec(env: Any, env_spec: EnvSpec) -> Any:
+    """`env`, carrying the spec it was made from as `env.spec` where its class lets it."""
+    try:
+        env.spec = env_spec
+    except AttributeError:  # an env class with __slots__ or a read-only `spec`
+        pass
+    return env
+
+
 def list_envs(tag: str | None = None, namespace: str | None = None) -> list[str]:
     """Every registered id, sorted; only those carrying `tag`, and only those in `namespace` (`pgx`, `native`, ...), if given."""
     return default_registry().list_envs(tag, namespace)
@@ -506,5 +526,6 @@ __all__ = [
     "namespace_of",
     "register",
     "registry_table",
+    "resolve",
     "spec",
 ]

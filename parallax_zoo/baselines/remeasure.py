@@ -1,0 +1,57 @@
+"""Re-measuring the shipped baselines under the current evaluation protocol, nothing retrained.
+
+For each baseline folder (`baselines/<EnvId>/`, the Hub mirror) it evaluates
+the saved weights again, rewrites `eval.json` and the model card, and pins the
+folder's new hashes and reference score in registry.yaml (docs/evaluation.md):
+
+    parallax-zoo maintain remeasure [ENV_ID ...]   # default: every shipped baseline
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any
+
+from parallax.core import AnyEnv
+from parallax_zoo.catalogue import registry
+from parallax_zoo.baselines.registry_update import pin_baseline
+from parallax_zoo.catalogue.registry import EnvSpec
+from parallax_zoo.errors import UserError
+from parallax_zoo.policies import hub
+from parallax_zoo.baselines import staging
+from parallax_zoo.baselines.training import EVAL_FILE, check_staged, is_pinned_folder, output_lock, write_evaluation
+
+
+def shipped_baselines() -> list[str]:
+    """The env ids whose baseline folder is in the mirror (`hub.mirror_folder`) with its `eval.json`."""
+    return [env_id for env_id in registry.list_envs() if (hub.mirror_folder(env_id) / EVAL_FILE).is_file()]
+
+
+def remeasure(env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[str] | None = None) -> EnvSpec:
+    """Evaluate the env's shipped baseline again on `env`, rewrite its `eval.json` and card, and pin it; returns
+    the new spec.
+
+    The training seeds the card names are kept from the old `eval.json`. The new files are written in a
+    staging folder and swapped in with the pin, under registry.yaml's lock (`registry_update.pin_baseline`).
+    """
+    env_id = env_spec.id
+    folder = hub.mirror_folder(env_id)
+    if not (folder / EVAL_FILE).is_file():
+        raise UserError(f"{env_id}: no baseline folder with {EVAL_FILE} in {folder}; train one with "
+                        f"`parallax-zoo train {env_id} --pin`")
+    with output_lock(folder):
+        staging.recover(folder, is_pinned_folder(env_id, registry_path))
+        staged = staging.staging_folder(folder)
+        try:
+            for path in folder.iterdir():
+                if path.is_file() and not path.name.startswith("."):
+                    shutil.copy2(path, staged / path.name)
+            seeds = json.loads((staged / EVAL_FILE).read_text(encoding="utf-8"))["training_seeds"]
+            write_evaluation(env_spec, env, staged, list(seeds))
+            check_staged(env, staged)
+            with staging.deferred_interrupts():
+                return pin_baseline(env_id, staged, registry_path, swap=lambda: staging.swap_in(staged, folder))
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)

@@ -1,0 +1,89 @@
+"""`parallax-zoo maintain`: the jobs that keep the shipped baselines and the Elo anchors current (docs/evaluation.md).
+
+    parallax-zoo maintain remeasure [ENV_ID ...]          # re-evaluate shipped baselines, rewrite eval.json, re-pin
+    parallax-zoo maintain anchors [--write] [ENV_ID ...]  # fit the opponent ladder's Elo anchors again
+    parallax-zoo maintain fine-tune ENV_ID START OUT      # fine-tune a board baseline against the ladder
+
+Each id is resolved here, once, into its spec and env; the jobs below take those.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from parallax_zoo.catalogue.registry import resolve
+from parallax_zoo.errors import UserError
+
+
+def _remeasure(args: argparse.Namespace) -> int:
+    from parallax_zoo.baselines.remeasure import remeasure, shipped_baselines
+    from parallax_zoo.baselines.training import EVAL_FILE
+    from parallax_zoo.policies import hub
+
+    for env_id in args.env_ids or shipped_baselines():
+        spec = remeasure(*resolve(env_id), args.registry)
+        record = json.loads((hub.mirror_folder(env_id) / EVAL_FILE).read_text(encoding="utf-8"))
+        print(f"{env_id}: reference score {spec.reference_score}" + (
+            f", Elo {record['elo']['elo']:.0f} [{record['elo']['low']:.0f}, {record['elo']['high']:.0f}]"
+            if "elo" in record else ""))
+        for opponent, games in record.get("opponents", {}).items():
+            print(f"  vs {opponent:10} " + "  ".join(
+                f"side {side}: win {games[f'win_side_{side}']:.1%} draw {games[f'draw_side_{side}']:.1%} "
+                f"loss {games[f'loss_side_{side}']:.1%}" for side in (0, 1)))
+    return 0
+
+
+def _anchors(args: argparse.Namespace) -> int:
+    from parallax_zoo.judging.anchors import ANCHOR_GAMES, ANCHORS_FILE, anchored_envs, anchors_document, write_anchors
+
+    games = ANCHOR_GAMES if args.games is None else args.games
+    document = anchors_document([resolve(env_id) for env_id in args.env_ids or anchored_envs()], games)
+    for env_id, fit in document["envs"].items():
+        for name, rating in sorted(fit["ratings"].items(), key=lambda item: item[1]["elo"]):
+            print(f"{env_id:16} {name:12} {rating['elo']:7.1f}  95% CI [{rating['low']:.1f}, {rating['high']:.1f}]")
+    if args.write:
+        print(f"wrote {write_anchors(document, ANCHORS_FILE)}")
+    return 0
+
+
+def _fine_tune(args: argparse.Namespace) -> int:
+    from parallax_zoo.baselines.fine_tune import RECIPES, fine_tune_baseline
+
+    if args.env_id not in RECIPES:
+        raise UserError(f"no fine-tuning recipe for {args.env_id!r}; recipes exist for {', '.join(sorted(RECIPES))}")
+    print(fine_tune_baseline(*resolve(args.env_id), args.start, args.out, seed=args.seed))
+    return 0
+
+
+def add_maintain_command(commands: Any) -> None:
+    """The `maintain` command and its subcommands, on the command line's subparsers `commands` (the jobs' modules
+    are imported when a job runs, so building the parser stays quick)."""
+    maintain = commands.add_parser("maintain", help="re-measure baselines, fit the Elo anchors, fine-tune a baseline")
+    jobs = maintain.add_subparsers(dest="job", required=True, metavar="JOB",
+                                   help="the job; `parallax-zoo maintain JOB --help` lists its flags")
+
+    remeasure = jobs.add_parser("remeasure",
+                                help="re-measure shipped baselines under the current protocol and pin them")
+    remeasure.add_argument("env_ids", nargs="*", help="baselines to re-measure (default: every shipped one)")
+    remeasure.add_argument("--registry", type=Path, default=None,
+                           help="registry.yaml to pin in (default: the package's)")
+    remeasure.set_defaults(run=_remeasure)
+
+    anchors = jobs.add_parser("anchors", help="fit the Elo anchors of the opponent ladder")
+    anchors.add_argument("env_ids", nargs="*", help="envs to fit (default: every zero-sum env with scripted opponents)")
+    anchors.add_argument("--games", type=int, default=None,
+                         help="games per pair (default: the shipped fit's, `judging.anchors.ANCHOR_GAMES`)")
+    anchors.add_argument("--write", action="store_true",
+                         help="write the fit to parallax_zoo/judging/ladder_anchors.json (else print it)")
+    anchors.set_defaults(run=_anchors)
+
+    fine_tune = jobs.add_parser("fine-tune", help="fine-tune a board baseline against the opponent ladder")
+    fine_tune.add_argument("env_id", help="a board game with a fine-tuning recipe (`baselines.fine_tune.RECIPES`): "
+                                          "ConnectFour-v0 or Othello-v0")
+    fine_tune.add_argument("start", help="the policy folder to start from (config.yaml and model.safetensors)")
+    fine_tune.add_argument("out", help="the baseline folder to write")
+    fine_tune.add_argument("--seed", type=int, default=0, help="seed of the fine-tune (default 0)")
+    fine_tune.set_defaults(run=_fine_tune)
