@@ -105,7 +105,7 @@ class BoardGame(Generic[GameT]):
         check_action(self.action_space, action, (), f"{type(self).__name__}.step")
         game: GameT = state.env_state
         finished = state.termination
-        played = self._step(game, jnp.where(finished, -1, played_move(state, action)))
+        played = self._step(game, played_move(state, action))
         kept = dataclasses.replace(
             played.game,
             to_move=jnp.where(finished, game.to_move, played.game.to_move),
@@ -188,14 +188,14 @@ def line_cells(height: int, width: int, length: int) -> np.ndarray:
 
 
 def played_move(state: MARLState, action: Int[Array, " 2"]) -> Int[Array, ""]:
-    """The move of the player to move if it is legal (in range and allowed by its action mask), else -1.
+    """The move of the player to move if it is legal (in range, allowed by its action mask, the game not over), else -1.
 
-    The waiting player's entry of `action` is never read (rule 1). A one-hot
-    match instead of an index keeps out-of-range moves illegal, and `-1`
-    matches no cell, so `jnp.arange(cells) == played` places nothing after an
-    illegal move. Both the mover's action and the result are reductions, so
-    XLA:CPU computes each once per env instead of re-deriving it inside the
-    loop of every output leaf and of the selective reset.
+    The waiting player's entry of `action` is never read (rule 1), and a
+    finished game has no legal move (it is absorbing). `-1` matches no cell,
+    so `jnp.arange(cells) == played` places nothing after an illegal move.
+    The result is one reduction over the two players, each looking up its own
+    action in its own mask row, so XLA:CPU computes it once per env instead of
+    re-deriving it inside the loop of every output leaf and of the selective reset.
     """
     action_mask = state.agents.action_mask
     if action_mask is None:
@@ -203,11 +203,12 @@ def played_move(state: MARLState, action: Int[Array, " 2"]) -> Int[Array, ""]:
             "a board game's step needs state.agents.action_mask, which its reset and step always set; "
             "got a state without one. Pass the state the env returned."
         )
-    to_move = state.env_state.to_move
-    move = jnp.sum(jnp.where(jnp.arange(NUM_PLAYERS) == to_move, action, 0)).astype(jnp.int32)
-    mask_row = jnp.where(to_move == 0, action_mask[0], action_mask[1])
-    actions = jnp.arange(action_mask.shape[-1])
-    return jnp.max(jnp.where(mask_row & (actions == move), actions, -1))
+    num_actions = action_mask.shape[-1]
+    action = jnp.asarray(action).astype(jnp.int32)
+    allowed = jnp.take_along_axis(action_mask, jnp.clip(action, 0, num_actions - 1)[:, None], axis=-1)[:, 0]
+    mover = (jnp.arange(NUM_PLAYERS) == state.env_state.to_move) & ~state.termination
+    legal = mover & allowed & (action >= 0) & (action < num_actions)
+    return jnp.max(jnp.where(legal, action, -1))
 
 
 def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended: Bool[Array, ""]) -> Bool[Array, "2 actions"]:
@@ -223,18 +224,20 @@ def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended
 
 
 def placement_outcome(
-    legal: Bool[Array, ""], won: Bool[Array, ""], open_moves: Bool[Array, " moves"], mover: Int[Array, ""]
+    legal: Bool[Array, ""], won: Bool[Array, ""], full: Bool[Array, ""], mover: Int[Array, ""]
 ) -> tuple[Int[Array, ""], Bool[Array, ""]]:
     """The winner (or `NO_WINNER`) and whether the game ended, after `mover`'s move in a line-making game.
 
-    A line wins, an illegal move loses, a full board without a line draws:
-    the game goes on only after a legal move that made no line and left one
-    of `open_moves` open. That test is one reduction, so XLA:CPU computes it
-    once per env instead of inside the loop of every output leaf and of the
-    selective reset.
+    A line wins, an illegal move loses, a `full` board without a line draws:
+    the game goes on only after a legal move that made no line and left the
+    board open.
     """
-    winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover)).astype(jnp.int32)
-    return winner, ~jnp.any(open_moves & legal & ~won)
+    return placement_winner(legal, won, mover), ~legal | won | full
+
+
+def placement_winner(legal: Bool[Array, ""], won: Bool[Array, ""], mover: Int[Array, ""]) -> Int[Array, ""]:
+    """The winner after `mover`'s move in a line-making game: `mover` if it made a line, the other player if the move was illegal, else `NO_WINNER`."""
+    return jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover)).astype(jnp.int32)
 
 
 def outcome_rewards(winner: Int[Array, ""], ended: Bool[Array, ""]) -> Float[Array, " 2"]:
