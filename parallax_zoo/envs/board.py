@@ -70,8 +70,8 @@ class BoardGame(Generic[GameT]):
     Subclasses call `super().__init__` with the board's shape and action count
     (the no-op is the last action), and implement `_init() -> Position`,
     `_step(game, move) -> Position` (`move` is the mover's legal move, or -1
-    for an illegal one, which loses and changes nothing but `to_move` and
-    `winner`), `_position(cells, to_move) -> Position` (any position, for
+    for an illegal one, which loses, so the position comes back ended, and
+    changes nothing but `to_move` and `winner`), `_position(cells, to_move) -> Position` (any position, for
     `position`) and `render(state)`.
     """
 
@@ -98,9 +98,9 @@ class BoardGame(Generic[GameT]):
 
         A finished game is absorbing: its position is kept, the rewards are
         zeros and it stays terminated, so no step resumes it or changes its winner.
-        It is played as the move -1, which places nothing (the `_step`
-        contract), and keeps its old `to_move` and `winner`: two scalar
-        selects rather than one over every cell.
+        It is played as the move -1, which places nothing and comes back
+        ended (the `_step` contract), and keeps its old `to_move` and `winner`:
+        two scalar selects rather than one over every cell.
         """
         check_action(self.action_space, action, (), f"{type(self).__name__}.step")
         game: GameT = state.env_state
@@ -111,7 +111,7 @@ class BoardGame(Generic[GameT]):
             to_move=jnp.where(finished, game.to_move, played.game.to_move),
             winner=jnp.where(finished, game.winner, played.game.winner),
         )
-        position = Position(kept, played.legal_moves, played.ended | finished)
+        position = Position(kept, played.legal_moves, played.ended)
         return self._state(position, state.step_count + 1, state.key, finished_before=finished)
 
     def position(self, cells: ArrayLike, to_move: int | Int[Array, ""], *, key: PRNGKeyArray) -> MARLState:

@@ -87,14 +87,16 @@ class TicTacToe(board.BoardGame[TicTacToeState]):
 
         The outcome is one lookup, by the mover's 9-bit set of cells and
         whether the board is full, in a table of every such case: scalars per
-        env, no loop over the cells.
+        env, no loop over the cells. The piece is placed by a scatter (an
+        illegal move's index is off the board and dropped), so XLA:CPU writes
+        the new board once and every output leaf reads it.
         """
         cells = self.height * self.width
         legal = move >= 0
         placed_bit = jnp.where(legal, jnp.left_shift(jnp.int32(1), jnp.clip(move, 0, cells - 1)), 0)
         mover_pieces = jnp.where(game.to_move == 0, game.pieces[0], game.pieces[1]) | placed_bit
         pieces = jnp.where(jnp.arange(board.NUM_PLAYERS) == game.to_move, mover_pieces, game.pieces)
-        placed = jnp.where(jnp.arange(cells) == move, board.mark_of(game.to_move), game.board)
+        placed = game.board.at[jnp.where(legal, move, cells)].set(board.mark_of(game.to_move), mode="drop")
         full = (game.pieces[0] | game.pieces[1] | placed_bit) == _ALL_CELLS
         outcome = jnp.asarray(_OUTCOME)[jnp.where(legal, mover_pieces + jnp.where(full, 1 << 9, 0), _ILLEGAL)]
         won, ended = (outcome & _WON) != 0, (outcome & _ENDED) != 0
