@@ -66,7 +66,7 @@ def random_streams(key: PRNGKeyArray, num_steps: int, num_envs: int) -> tuple[Ar
 
 
 def random_legal(u: Array, mask: Bool[Array, "... actions"]) -> Int[Array, "..."]:
-    """A uniformly random legal action per mask row from one uniform `u` per row: the k-th legal index, k = floor(u * count).
+    """A uniformly random legal action per mask row from one uniform `u` per row: the k-th legal, k = floor(u * count).
 
     The row is packed into 32-bit words in one reduction; the legal count is
     their popcounts, and the k-th set bit is found by halving the word five
@@ -229,7 +229,7 @@ def main() -> None:
         "--steps-budget", type=int, default=None,
         help="env steps per timed run, spread over the batch (default 1_000_000, quick 20_000; 64 to 2_000 scan steps)",
     )
-    parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated games (default all: {','.join(GAMES)})")
+    parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated games (default: {','.join(GAMES)})")
     parser.add_argument("--envs", default="1,128,1024", help="comma-separated batch sizes (default 1,128,1024)")
     args = parser.parse_args()
     games = tuple(args.games.split(","))

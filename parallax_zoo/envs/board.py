@@ -71,8 +71,8 @@ class BoardGame(Generic[GameT]):
     (the no-op is the last action), and implement `_init() -> Position`,
     `_step(game, move) -> Position` (`move` is the mover's legal move, or -1
     for an illegal one, which loses, so the position comes back ended, and
-    changes nothing but `to_move` and `winner`), `_position(cells, to_move) -> Position` (any position, for
-    `position`) and `render(state)`.
+    changes nothing but `to_move` and `winner`), `_position(cells, to_move)
+    -> Position` (any position, for `position`) and `render(state)`.
     """
 
     num_agents: int = NUM_PLAYERS
@@ -236,7 +236,10 @@ def placement_outcome(
 
 
 def placement_winner(legal: Bool[Array, ""], won: Bool[Array, ""], mover: Int[Array, ""]) -> Int[Array, ""]:
-    """The winner after `mover`'s move in a line-making game: `mover` if it made a line, the other player if the move was illegal, else `NO_WINNER`."""
+    """The winner after `mover`'s move in a line-making game: `mover` after a line, the other player after an illegal move.
+
+    Otherwise `NO_WINNER`.
+    """
     return jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover)).astype(jnp.int32)
 
 

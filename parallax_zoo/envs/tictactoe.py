@@ -38,11 +38,11 @@ _HAS_LINE = _has_line_table()
 _ALL_CELLS = (1 << 9) - 1
 _ENDED, _WON = 1, 2
 _ILLEGAL = 2 << 9
-"""The outcome row of an illegal move (which ends the game); rows below it are the mover's cells plus 512 for a full board."""
+"""The outcome row of an illegal move (which ends the game); the rows below are the mover's cells, plus 512 if full."""
 
 
 def _outcome_table() -> np.ndarray:
-    """The outcome flags (`_ENDED`, `_WON`) of a move, by the mover's cells after it plus 512 where the board is full, then `_ILLEGAL`.
+    """The outcome flags (`_ENDED`, `_WON`) of a move: by the mover's cells after it, plus 512 if full; then `_ILLEGAL`.
 
     One lookup per env gives both flags, and XLA:CPU keeps a lookup's result
     in memory rather than recomputing it inside every output leaf's loop.
