@@ -69,9 +69,10 @@ def random_legal(u: Array, mask: Bool[Array, "... actions"]) -> Int[Array, "..."
     """A uniformly random legal action per mask row from one uniform `u` per row: the k-th legal, k = floor(u * count).
 
     The row is packed into 32-bit words in one reduction; the legal count is
-    their popcounts, and the k-th set bit is found by halving the word five
-    times, so nothing loops over the row after the packing (no cumulative
-    sum, no argmax). A row with no legal action gives 0.
+    their popcounts, and the k-th set bit's position is the number of the
+    word's prefixes holding at most k set bits (no cumulative sum over the
+    row, no argmax). Both steps are reductions, so XLA computes the action
+    once per game whichever step reads it. A row with no legal action gives 0.
     """
     width = mask.shape[-1]
     num_words = -(-width // _WORD_BITS)
@@ -91,13 +92,9 @@ def random_legal(u: Array, mask: Bool[Array, "... actions"]) -> Int[Array, "..."
         skipped = jnp.where(past, total, skipped)
         total = total + counts[..., index]
     k = k - skipped
-    for half in (16, 8, 4, 2, 1):
-        low = word & np.uint32((1 << half) - 1)
-        low_count = jax.lax.population_count(low).astype(jnp.int32)
-        high = k >= low_count
-        word = jnp.where(high, word >> np.uint32(half), low)
-        k = jnp.where(high, k - low_count, k)
-        base = base + jnp.where(high, half, 0)
+    prefixes = np.left_shift(np.uint32(2), np.arange(_WORD_BITS, dtype=np.uint32)) - np.uint32(1)  # bits 0..j
+    below = jax.lax.population_count(word[..., None] & prefixes).astype(jnp.int32) <= k[..., None]
+    base = base + jnp.sum(below, axis=-1, dtype=jnp.int32)  # a reduction: the action is computed once per game
     return base.astype(jnp.int32)
 
 
