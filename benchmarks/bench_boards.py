@@ -1,29 +1,33 @@
 """Board-game throughput: Parallax Zoo's TicTacToe, ConnectFour, Othello against Pgx, side by side.
 
-Each run is one jitted `lax.scan` over `num_envs` games. Every scan step of
-both loops does the same things:
+Each run is one jitted `lax.scan` over `num_envs` games. Every run of both
+loops does the same things:
 
-1. split the loop key in three (loop key, action key, reset key);
-2. draw one uniformly random legal move per game with `random_legal` from one
-   mask row per game of the same width (Pgx: `legal_action_mask`; ours: the
-   two players' rows or-ed without the no-op, see `random_turn_action`; the
-   waiting player plays the no-op);
+1. draw the run's randomness up front, from the run's key, in two calls (one
+   threefry pass each rather than three small ones per scan step): one
+   uniform per game per step for the moves, and one key per game per step
+   for the resets (`random_streams`);
+2. at each step, pick one uniformly random legal move per game with
+   `random_legal` from one mask row per game of the same width (Pgx:
+   `legal_action_mask`; ours: the two players' rows or-ed without the no-op,
+   see `random_turn_action`; the waiting player plays the no-op);
 3. step every game with `jax.vmap` (ours: `VmapWrapper.step`, which returns
    full `MARLState`s: both players' observations, masks and rewards, the
    global observation; Pgx: `State`s with the mover's observation, mask and
    rewards);
-4. reset finished games: split the reset key into one key per game, build a
-   batch of initial states from those keys (ours: `VmapWrapper.reset`; Pgx:
-   `jax.vmap(env.init)`, which also draws the first player from its key), and
-   select them with `jnp.where` where a game is done (ours: the selective
-   `reset(key=, state=, done=)`).
+4. reset finished games: build a batch of initial states from that step's
+   keys (ours: `VmapWrapper.reset`; Pgx: `jax.vmap(env.init)`, which also
+   draws the first player from its key), and select them with `jnp.where`
+   where a game is done (ours: the selective `reset(key=, state=, done=)`).
 
-Candidates are compiled first (compile time reported separately), then timed
-interleaved in one process, `--repeats` times each. The table shows the median
-env steps per second and the median and range of the per-repeat ratio
-ours / Pgx (each repeat times both back to back, so the ratio is paired).
+Candidates are compiled ahead of time from cold caches (`timing.compare_compiled`:
+compile wall and CPU seconds reported apart), then timed interleaved in one
+process, `--repeats` times each, in wall and in CPU seconds (all threads).
+The table shows the median env steps per second and the median and range of
+the per-repeat ratio ours / Pgx, in wall and in CPU time (each repeat times
+both back to back, so the ratios are paired).
 
-    python benchmarks/bench_boards.py [--quick] [--repeats N] [--steps-budget N]
+    python benchmarks/bench_boards.py [--quick] [--repeats N] [--steps-budget N] [--games A,B] [--envs N,M]
 """
 
 from __future__ import annotations
@@ -41,27 +45,60 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runnable from a 
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
 
 from parallax import VmapWrapper  # noqa: E402
 from parallax_zoo.envs.connect_four import ConnectFour  # noqa: E402
 from parallax_zoo.envs.othello import Othello  # noqa: E402
 from parallax_zoo.envs.tictactoe import TicTacToe  # noqa: E402
+from timing import Timing, compare_compiled, print_table  # noqa: E402
 
 
-def random_legal(key: PRNGKeyArray, mask: Bool[Array, "... actions"]) -> Int[Array, "..."]:
-    """A uniformly random legal action per mask row: one uniform draw, then the k-th legal index.
+_WORD_BITS = 32
 
-    The legal count is the last running count, so the row is summed once.
+
+def random_streams(key: PRNGKeyArray, num_steps: int, num_envs: int) -> tuple[Array, PRNGKeyArray]:
+    """A run's randomness, drawn up front: one uniform in [0, 1) and one reset key per game per scan step."""
+    move_key, reset_key = jax.random.split(key)
+    uniforms = jax.random.uniform(move_key, (num_steps, num_envs))
+    return uniforms, jax.random.split(reset_key, (num_steps, num_envs))
+
+
+def random_legal(u: Array, mask: Bool[Array, "... actions"]) -> Int[Array, "..."]:
+    """A uniformly random legal action per mask row from one uniform `u` per row: the k-th legal, k = floor(u * count).
+
+    The row is packed into 32-bit words in one reduction; the legal count is
+    their popcounts, and the k-th set bit's position is the number of the
+    word's prefixes holding at most k set bits (no cumulative sum over the
+    row, no argmax). Both steps are reductions, so XLA computes the action
+    once per game whichever step reads it. A row with no legal action gives 0.
     """
-    running = jnp.cumsum(mask, axis=-1, dtype=jnp.int32)
-    count = running[..., -1]
-    u = jax.random.uniform(key, count.shape)
+    width = mask.shape[-1]
+    num_words = -(-width // _WORD_BITS)
+    padded = jnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, num_words * _WORD_BITS - width)])
+    bit = np.left_shift(np.uint32(1), np.arange(_WORD_BITS, dtype=np.uint32))
+    words = jnp.sum(
+        jnp.where(padded.reshape(*mask.shape[:-1], num_words, _WORD_BITS), bit, np.uint32(0)), axis=-1, dtype=jnp.uint32
+    )
+    counts = jax.lax.population_count(words).astype(jnp.int32)
+    count = jnp.sum(counts, axis=-1)
     k = jnp.minimum((u * count).astype(jnp.int32), count - 1)
-    return jnp.argmax(running > k[..., None], axis=-1).astype(jnp.int32)
+    word, base, skipped, total = words[..., 0], jnp.zeros_like(k), jnp.zeros_like(k), counts[..., 0]
+    for index in range(1, num_words):  # the word holding the k-th legal action, and the legal actions before it
+        past = k >= total
+        word = jnp.where(past, words[..., index], word)
+        base = jnp.where(past, index * _WORD_BITS, base)
+        skipped = jnp.where(past, total, skipped)
+        total = total + counts[..., index]
+    k = k - skipped
+    prefixes = np.left_shift(np.uint32(2), np.arange(_WORD_BITS, dtype=np.uint32)) - np.uint32(1)  # bits 0..j
+    below = jax.lax.population_count(word[..., None] & prefixes).astype(jnp.int32) <= k[..., None]
+    base = base + jnp.sum(below, axis=-1, dtype=jnp.int32)  # a reduction: the action is computed once per game
+    return base.astype(jnp.int32)
 
 
-def random_turn_action(key: PRNGKeyArray, mask: Bool[Array, "... 2 actions"]) -> Int[Array, "... 2"]:
+def random_turn_action(u: Array, mask: Bool[Array, "... 2 actions"]) -> Int[Array, "... 2"]:
     """A random legal joint action for a turn-based board game: a random legal move for the player to move, the no-op for the other.
 
     The waiting player's row allows only the no-op (the last index), so the
@@ -69,10 +106,9 @@ def random_turn_action(key: PRNGKeyArray, mask: Bool[Array, "... 2 actions"]) ->
     of the same width as Pgx's mask, drawn by the same `random_legal`. Slot 0
     is the mover exactly when its no-op is not allowed.
     """
-    move = random_legal(key, mask[..., 0, :-1] | mask[..., 1, :-1])
-    slot0_moves = ~mask[..., 0, -1]
-    no_op = mask.shape[-1] - 1
-    return jnp.stack([jnp.where(slot0_moves, move, no_op), jnp.where(slot0_moves, no_op, move)], axis=-1)
+    move = random_legal(u, mask[..., 0, :-1] | mask[..., 1, :-1])
+    mover = jnp.where(mask[..., 0, -1], 1, 0)
+    return jnp.where(np.arange(2) == mover[..., None], move[..., None], mask.shape[-1] - 1)
 
 
 def ours_rollout(env: Any, num_envs: int, num_steps: int) -> Callable[[PRNGKeyArray], Any]:
@@ -80,18 +116,15 @@ def ours_rollout(env: Any, num_envs: int, num_steps: int) -> Callable[[PRNGKeyAr
     venv = VmapWrapper(env, num_envs)
 
     def run(key: PRNGKeyArray) -> Any:
-        key, reset_key = jax.random.split(key)
-        state = venv.reset(key=reset_key)
+        key, start_key = jax.random.split(key)
+        state = venv.reset(key=start_key)
 
-        def body(carry: tuple[Any, PRNGKeyArray], _: None) -> tuple[tuple[Any, PRNGKeyArray], None]:
-            state, key = carry
-            key, action_key, reset_key = jax.random.split(key, 3)
-            action = random_turn_action(action_key, state.agents.action_mask)
-            state = venv.step(state, action)
-            state = venv.reset(key=reset_key, state=state, done=state.done)
-            return (state, key), None
+        def body(state: Any, randomness: tuple[Array, PRNGKeyArray]) -> tuple[Any, None]:
+            u, reset_keys = randomness
+            state = venv.step(state, random_turn_action(u, state.agents.action_mask))
+            return venv.reset(key=reset_keys, state=state, done=state.done), None
 
-        (state, _), _ = jax.lax.scan(body, (state, key), None, length=num_steps)
+        state, _ = jax.lax.scan(body, state, random_streams(key, num_steps, num_envs))
         return state
 
     return jax.jit(run)
@@ -106,22 +139,20 @@ def pgx_rollout(env_id: str, num_envs: int, num_steps: int) -> Callable[[PRNGKey
     step = jax.vmap(env.step)
 
     def run(key: PRNGKeyArray) -> Any:
-        key, reset_key = jax.random.split(key)
-        state = init(jax.random.split(reset_key, num_envs))
+        key, start_key = jax.random.split(key)
+        state = init(jax.random.split(start_key, num_envs))
 
-        def body(carry: tuple[Any, PRNGKeyArray], _: None) -> tuple[tuple[Any, PRNGKeyArray], None]:
-            state, key = carry
-            key, action_key, reset_key = jax.random.split(key, 3)
-            action = random_legal(action_key, state.legal_action_mask)
-            state = step(state, action)
-            fresh = init(jax.random.split(reset_key, num_envs))
+        def body(state: Any, randomness: tuple[Array, PRNGKeyArray]) -> tuple[Any, None]:
+            u, reset_keys = randomness
+            state = step(state, random_legal(u, state.legal_action_mask))
+            fresh = init(reset_keys)
             done = jnp.asarray(state.terminated | state.truncated)
             state = jax.tree.map(
                 lambda new, old: jnp.where(jnp.reshape(done, done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
             )
-            return (state, key), None
+            return state, None
 
-        (state, _), _ = jax.lax.scan(body, (state, key), None, length=num_steps)
+        state, _ = jax.lax.scan(body, state, random_streams(key, num_steps, num_envs))
         return state
 
     return jax.jit(run)
@@ -195,7 +226,13 @@ def main() -> None:
         "--steps-budget", type=int, default=None,
         help="env steps per timed run, spread over the batch (default 1_000_000, quick 20_000; 64 to 2_000 scan steps)",
     )
+    parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated games (default: {','.join(GAMES)})")
+    parser.add_argument("--envs", default="1,128,1024", help="comma-separated batch sizes (default 1,128,1024)")
     args = parser.parse_args()
+    games = tuple(args.games.split(","))
+    unknown = [game for game in games if game not in GAMES]
+    if unknown:
+        parser.error(f"unknown game(s) {', '.join(unknown)}; choose from {', '.join(GAMES)}")
     repeats = args.repeats or (3 if args.quick else 7)
     budget = args.steps_budget or (20_000 if args.quick else 1_000_000)
 
@@ -203,29 +240,37 @@ def main() -> None:
         return max(64, min(2_000, budget // num_envs))
 
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, devices {jax.devices()}")
-    runs = candidates([1, 128, 1024], steps_for)
+    runs = candidates([int(n) for n in args.envs.split(",")], steps_for, games)
     key = jax.random.key(0)
-    for candidate in runs:
-        candidate.compile(key)
-    for repeat in range(repeats):
-        for candidate in runs:
-            candidate.time_once(jax.random.fold_in(key, repeat + 1))
+    timings = compare_compiled(
+        {f"{c.game}/{c.library}/{c.num_envs}": c.run for c in runs}, lambda i: jax.random.fold_in(key, i), repeats
+    )
 
-    print(f"\nmedian env steps/s over {repeats} interleaved runs (random legal moves, reset when done)")
-    print(f"{'game':<13} {'envs':>5} {'steps':>6} {'ours steps/s':>14} {'pgx steps/s':>14} {'ours/pgx':>9} "
-          f"{'ratio range':>12} {'ours compile s':>15} {'pgx compile s':>14}")
-    by_key = {(c.game, c.library, c.num_envs): c for c in runs}
+    def paired(ours: Timing, peer: Timing, cpu: bool) -> str:
+        mine, theirs = (ours.runs_cpu_s, peer.runs_cpu_s) if cpu else (ours.runs_s, peer.runs_s)
+        ratios = sorted(p / o for o, p in zip(mine, theirs, strict=True))
+        return f"{statistics.median(ratios):.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f})"
+
+    rows = []
     for c in runs:
         if c.library != "ours":
             continue
-        peer = by_key.get((c.game, "pgx", c.num_envs))
-        peer_rate = f"{peer.steps_per_second:14.3e}" if peer else f"{'-':>14}"
-        ratios = paired_ratios(c, peer) if peer else []
-        ratio = f"{statistics.median(ratios):9.2f}" if peer else f"{'-':>9}"
-        spread = f"{ratios[0]:5.2f}-{ratios[-1]:<6.2f}" if peer else f"{'-':>12}"
-        peer_compile = f"{peer.compile_s:14.2f}" if peer else f"{'-':>14}"
-        print(f"{c.game:<13} {c.num_envs:>5} {c.num_steps:>6} {c.steps_per_second:14.3e} {peer_rate} {ratio} "
-              f"{spread:>12} {c.compile_s:15.2f} {peer_compile}")
+        ours, peer = timings[f"{c.game}/ours/{c.num_envs}"], timings.get(f"{c.game}/pgx/{c.num_envs}")
+        steps = c.num_envs * c.num_steps
+        rows.append((
+            c.game, str(c.num_envs), str(c.num_steps),
+            f"{steps / ours.median_s:.3e}", f"{steps / peer.median_s:.3e}" if peer else "-",
+            paired(ours, peer, cpu=False) if peer else "-", paired(ours, peer, cpu=True) if peer else "-",
+            f"{ours.compile_s:.2f} / {peer.compile_s:.2f}" if peer else f"{ours.compile_s:.2f}",
+            f"{ours.compile_cpu_s:.2f} / {peer.compile_cpu_s:.2f}" if peer else f"{ours.compile_cpu_s:.2f}",
+        ))
+    print_table(
+        f"median env steps/s over {repeats} interleaved runs (random legal moves, reset when done); "
+        "ratios ours/pgx, median (range) of the paired runs",
+        rows,
+        ("game", "envs", "steps", "ours steps/s", "pgx steps/s", "wall ratio", "cpu ratio",
+         "compile s ours / pgx", "compile cpu s ours / pgx"),
+    )
 
 
 if __name__ == "__main__":

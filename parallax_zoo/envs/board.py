@@ -70,9 +70,9 @@ class BoardGame(Generic[GameT]):
     Subclasses call `super().__init__` with the board's shape and action count
     (the no-op is the last action), and implement `_init() -> Position`,
     `_step(game, move) -> Position` (`move` is the mover's legal move, or -1
-    for an illegal one, which loses and changes nothing but `to_move` and
-    `winner`), `_position(cells, to_move) -> Position` (any position, for
-    `position`) and `render(state)`.
+    for an illegal one, which loses, so the position comes back ended, and
+    changes nothing but `to_move` and `winner`), `_position(cells, to_move)
+    -> Position` (any position, for `position`) and `render(state)`.
     """
 
     num_agents: int = NUM_PLAYERS
@@ -98,20 +98,20 @@ class BoardGame(Generic[GameT]):
 
         A finished game is absorbing: its position is kept, the rewards are
         zeros and it stays terminated, so no step resumes it or changes its winner.
-        It is played as the move -1, which places nothing (the `_step`
-        contract), and keeps its old `to_move` and `winner`: two scalar
-        selects rather than one over every cell.
+        It is played as the move -1, which places nothing and comes back
+        ended (the `_step` contract), and keeps its old `to_move` and `winner`:
+        two scalar selects rather than one over every cell.
         """
         check_action(self.action_space, action, (), f"{type(self).__name__}.step")
         game: GameT = state.env_state
         finished = state.termination
-        played = self._step(game, jnp.where(finished, -1, played_move(state, action)))
+        played = self._step(game, played_move(state, action))
         kept = dataclasses.replace(
             played.game,
             to_move=jnp.where(finished, game.to_move, played.game.to_move),
             winner=jnp.where(finished, game.winner, played.game.winner),
         )
-        position = Position(kept, played.legal_moves, played.ended | finished)
+        position = Position(kept, played.legal_moves, played.ended)
         return self._state(position, state.step_count + 1, state.key, finished_before=finished)
 
     def position(self, cells: ArrayLike, to_move: int | Int[Array, ""], *, key: PRNGKeyArray) -> MARLState:
@@ -188,14 +188,14 @@ def line_cells(height: int, width: int, length: int) -> np.ndarray:
 
 
 def played_move(state: MARLState, action: Int[Array, " 2"]) -> Int[Array, ""]:
-    """The move of the player to move if it is legal (in range and allowed by its action mask), else -1.
+    """The move of the player to move if it is legal (in range, allowed by its action mask, the game not over), else -1.
 
-    The waiting player's entry of `action` is never read (rule 1). A one-hot
-    match instead of an index keeps out-of-range moves illegal, and `-1`
-    matches no cell, so `jnp.arange(cells) == played` places nothing after an
-    illegal move. Both the mover's action and the result are reductions, so
-    XLA:CPU computes each once per env instead of re-deriving it inside the
-    loop of every output leaf and of the selective reset.
+    The waiting player's entry of `action` is never read (rule 1), and a
+    finished game has no legal move (it is absorbing). `-1` matches no cell,
+    so `jnp.arange(cells) == played` places nothing after an illegal move.
+    The result is one reduction over the two players, each looking up its own
+    action in its own mask row, so XLA:CPU computes it once per env instead of
+    re-deriving it inside the loop of every output leaf and of the selective reset.
     """
     action_mask = state.agents.action_mask
     if action_mask is None:
@@ -203,11 +203,12 @@ def played_move(state: MARLState, action: Int[Array, " 2"]) -> Int[Array, ""]:
             "a board game's step needs state.agents.action_mask, which its reset and step always set; "
             "got a state without one. Pass the state the env returned."
         )
-    to_move = state.env_state.to_move
-    move = jnp.sum(jnp.where(jnp.arange(NUM_PLAYERS) == to_move, action, 0)).astype(jnp.int32)
-    mask_row = jnp.where(to_move == 0, action_mask[0], action_mask[1])
-    actions = jnp.arange(action_mask.shape[-1])
-    return jnp.max(jnp.where(mask_row & (actions == move), actions, -1))
+    num_actions = action_mask.shape[-1]
+    action = jnp.asarray(action).astype(jnp.int32)
+    allowed = jnp.take_along_axis(action_mask, jnp.clip(action, 0, num_actions - 1)[:, None], axis=-1)[:, 0]
+    mover = (jnp.arange(NUM_PLAYERS) == state.env_state.to_move) & ~state.termination
+    legal = mover & allowed & (action >= 0) & (action < num_actions)
+    return jnp.max(jnp.where(legal, action, -1))
 
 
 def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended: Bool[Array, ""]) -> Bool[Array, "2 actions"]:
@@ -223,18 +224,23 @@ def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended
 
 
 def placement_outcome(
-    legal: Bool[Array, ""], won: Bool[Array, ""], open_moves: Bool[Array, " moves"], mover: Int[Array, ""]
+    legal: Bool[Array, ""], won: Bool[Array, ""], full: Bool[Array, ""], mover: Int[Array, ""]
 ) -> tuple[Int[Array, ""], Bool[Array, ""]]:
     """The winner (or `NO_WINNER`) and whether the game ended, after `mover`'s move in a line-making game.
 
-    A line wins, an illegal move loses, a full board without a line draws:
-    the game goes on only after a legal move that made no line and left one
-    of `open_moves` open. That test is one reduction, so XLA:CPU computes it
-    once per env instead of inside the loop of every output leaf and of the
-    selective reset.
+    A line wins, an illegal move loses, a `full` board without a line draws:
+    the game goes on only after a legal move that made no line and left the
+    board open.
     """
-    winner = jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover)).astype(jnp.int32)
-    return winner, ~jnp.any(open_moves & legal & ~won)
+    return placement_winner(legal, won, mover), ~legal | won | full
+
+
+def placement_winner(legal: Bool[Array, ""], won: Bool[Array, ""], mover: Int[Array, ""]) -> Int[Array, ""]:
+    """The winner after `mover`'s move in a line-making game: `mover` after a line, the other player after an illegal move.
+
+    Otherwise `NO_WINNER`.
+    """
+    return jnp.where(won, mover, jnp.where(legal, NO_WINNER, 1 - mover)).astype(jnp.int32)
 
 
 def outcome_rewards(winner: Int[Array, ""], ended: Bool[Array, ""]) -> Float[Array, " 2"]:

@@ -86,7 +86,8 @@ class ConnectFour(board.BoardGame[ConnectFourState]):
         columns = jnp.where((jnp.arange(board.NUM_PLAYERS) == game.to_move)[:, None], mover_columns, game.columns)
         won = legal & _four_in_a_row(mover_columns)
         open_columns = heights < self.height
-        winner, ended = board.placement_outcome(legal, won, open_columns, game.to_move)
+        full = ~jnp.any(open_columns)
+        winner, ended = board.placement_outcome(legal, won, full, game.to_move)
         next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights, columns=columns)
         return board.Position(next_game, open_columns, ended)
 

@@ -35,6 +35,25 @@ def _has_line_table() -> np.ndarray:
 
 
 _HAS_LINE = _has_line_table()
+_ALL_CELLS = (1 << 9) - 1
+_ENDED, _WON = 1, 2
+_ILLEGAL = 2 << 9
+"""The outcome row of an illegal move (which ends the game); the rows below are the mover's cells, plus 512 if full."""
+
+
+def _outcome_table() -> np.ndarray:
+    """The outcome flags (`_ENDED`, `_WON`) of a move: by the mover's cells after it, plus 512 if full; then `_ILLEGAL`.
+
+    One lookup per env gives both flags, and XLA:CPU keeps a lookup's result
+    in memory rather than recomputing it inside every output leaf's loop.
+    """
+    sets = np.arange(_ILLEGAL + 1)
+    won = _HAS_LINE[sets & _ALL_CELLS] & (sets < _ILLEGAL)
+    ended = won | (sets >= 1 << 9)
+    return (np.where(ended, _ENDED, 0) | np.where(won, _WON, 0)).astype(np.int8)
+
+
+_OUTCOME = _outcome_table()
 
 
 @jax.tree_util.register_dataclass
@@ -66,20 +85,24 @@ class TicTacToe(board.BoardGame[TicTacToeState]):
     def _step(self, game: TicTacToeState, move: Int[Array, ""]) -> board.Position:
         """Play the mover's cell; a win, a full board or an illegal move ends the game.
 
-        The line test is one lookup of the mover's 9-bit set of cells in a
-        table of all 512 sets.
+        The outcome is one lookup, by the mover's 9-bit set of cells and
+        whether the board is full, in a table of every such case: scalars per
+        env, no loop over the cells. The piece is placed by a scatter (an
+        illegal move's index is off the board and dropped), so XLA:CPU writes
+        the new board once and every output leaf reads it.
         """
         cells = self.height * self.width
         legal = move >= 0
         placed_bit = jnp.where(legal, jnp.left_shift(jnp.int32(1), jnp.clip(move, 0, cells - 1)), 0)
         mover_pieces = jnp.where(game.to_move == 0, game.pieces[0], game.pieces[1]) | placed_bit
         pieces = jnp.where(jnp.arange(board.NUM_PLAYERS) == game.to_move, mover_pieces, game.pieces)
-        placed = jnp.where(jnp.arange(cells) == move, board.mark_of(game.to_move), game.board)
-        won = jnp.asarray(_HAS_LINE)[mover_pieces]
-        open_cells = placed == 0
-        winner, ended = board.placement_outcome(legal, won, open_cells, game.to_move)
+        placed = game.board.at[jnp.where(legal, move, cells)].set(board.mark_of(game.to_move), mode="drop")
+        full = (game.pieces[0] | game.pieces[1] | placed_bit) == _ALL_CELLS
+        outcome = jnp.asarray(_OUTCOME)[jnp.where(legal, mover_pieces + jnp.where(full, 1 << 9, 0), _ILLEGAL)]
+        won, ended = (outcome & _WON) != 0, (outcome & _ENDED) != 0
+        winner = board.placement_winner(legal, won, game.to_move)
         next_game = TicTacToeState(board=placed, to_move=1 - game.to_move, winner=winner, pieces=pieces)
-        return board.Position(next_game, open_cells, ended)
+        return board.Position(next_game, placed == 0, ended)
 
     def _position(self, cells: Int8[Array, " 9"], to_move: Int[Array, ""]) -> board.Position:
         """Any position: a player holding a line has won (slot 0 first), a full board is a draw."""
