@@ -10,23 +10,23 @@ from xdist.scheduler import LoadFileScheduling
 from xdist.workermanage import WorkerController
 
 LONGEST_FILES = (
-    "tests/test_notebooks.py",
-    "tests/test_baselines.py",
-    "tests/test_adapter_jaxmarl.py",
-    "tests/test_adapter_brax.py",
-    "tests/test_suite_rendering.py",
-    "tests/test_typing.py",
-    "tests/test_first_hour.py",
-    "tests/test_train_safety.py",
-    "tests/test_adapter_craftax.py",
-    "tests/test_cli_output.py",
-    "tests/test_cli.py",
-    "tests/test_held_out_ladder.py",
-    "tests/test_doc_snippets.py",
-    "tests/test_docs.py",
+    "tests/project/test_notebooks.py",
+    "tests/zoo/baselines/test_baselines.py",
+    "tests/parallax/adapters/test_adapter_jaxmarl.py",
+    "tests/parallax/adapters/test_adapter_brax.py",
+    "tests/parallax/adapters/test_suite_rendering.py",
+    "tests/project/test_typing.py",
+    "tests/zoo/cli/test_console_script.py",
+    "tests/zoo/baselines/test_train_safety.py",
+    "tests/parallax/adapters/test_adapter_craftax.py",
+    "tests/zoo/cli/test_cli_output.py",
+    "tests/zoo/cli/test_cli.py",
+    "tests/zoo/agents/test_held_out_ladder.py",
+    "tests/project/test_doc_snippets.py",
+    "tests/project/test_docs.py",
 )
 """Longest first, by the CPU seconds each took alone (18 to 100 s on a 2-core CPU); the files not named follow in
-xdist's order."""
+xdist's order. Each is spelt as xdist names a file's tests: its path from the repository's root."""
 
 
 class LongestFilesFirst(LoadFileScheduling):

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from example_envs import GridWorld as SeedGridWorld
+from helpers.example_envs import GridWorld as SeedGridWorld
 
 import parallax_zoo
 from parallax import AutoResetWrapper, Box, Discrete, ProtocolError, State, ValidateActions, VmapWrapper, check_env

@@ -7,8 +7,9 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import pytest
-from example_envs import GridWorld, MaskedGridWorld, Race
+from helpers.example_envs import GridWorld, MaskedGridWorld, Race
 
+import parallax_zoo
 from parallax import Agents, Box, MARLState, ProtocolError, State, TimeLimit, check_env, spaces, stack_space
 
 
@@ -193,3 +194,24 @@ def test_reset_reward_must_be_zero_for_marl():
 def test_state_and_marl_state_are_distinct_types():
     assert not issubclass(MARLState, State)
     assert Agents.__dataclass_fields__["action_mask"].default is None
+
+
+class _StuckClock:
+    """Race-v0 whose step_count never moves: check_env must say what it expected and what it found."""
+
+    def __init__(self) -> None:
+        self.env = parallax_zoo.make("Race-v0")
+
+    def __getattr__(self, name: str):
+        return getattr(self.env, name)
+
+    def step(self, state, action):
+        return dataclasses.replace(self.env.step(state, action), step_count=state.step_count)
+
+
+def test_check_env_says_what_was_expected_and_found():
+    with pytest.raises(ProtocolError) as caught:
+        check_env(_StuckClock(), num_steps=4)
+    assert "expected step_count 1 (the previous step's + 1), got 0" in str(caught.value)
+    assert "violated" not in str(caught.value)
+

@@ -9,7 +9,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import pytest
-from example_envs import GridWorld, MaskedGridWorld, MaskedState, Race
+from helpers.example_envs import GridWorld, MaskedGridWorld, MaskedState, Race
 
 from parallax import Agents, Env, MARLEnv, MARLState, State, TimeLimit, VmapWrapper
 from parallax.core import fold_in_key, is_key, require_key

@@ -7,7 +7,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
-from example_envs import Race
+from helpers.example_envs import Race
 
 
 def _advance(env, state, actions):

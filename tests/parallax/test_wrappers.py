@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from example_envs import GridWorld, MaskedGridWorld, MaskedState, Race
+from helpers.example_envs import GridWorld, MaskedGridWorld, MaskedState, Race
 
 from parallax import AutoResetWrapper, RecordEpisodeStatistics, TimeLimit, VmapWrapper, Wrapper
 from parallax.core import is_key_dtype

@@ -14,7 +14,7 @@ import pytest
 import parallax_zoo
 from docs.catalogue_pages import BUILT_AT_SITE_BUILD, built_spaces, family_name, recorded_spaces
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("mkdocs", reason="the docs extra is not installed")
 

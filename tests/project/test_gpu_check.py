@@ -14,7 +14,7 @@ import pytest
 
 import parallax_zoo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import gpu_check  # noqa: E402  # pyright: ignore[reportMissingImports]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 BASE = ("parallax", "parallax_zoo.atomic", "parallax_zoo.errors", "parallax_zoo.locking")
 """What every room of the zoo may import: the protocol and the zoo's standard-library-only modules."""

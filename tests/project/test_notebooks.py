@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 sys.path.insert(0, str(NOTEBOOKS))
 from refresh import execute, kernel_specs as refresh_kernel_specs  # noqa: E402

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from example_envs import GridWorld, Race
+from helpers.example_envs import GridWorld, Race
 
 import parallax
 from parallax import AutoResetWrapper, TimeLimit, VmapWrapper, Wrapper, spaces, stack_space

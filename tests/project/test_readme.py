@@ -9,7 +9,7 @@ from pathlib import Path
 
 import parallax_zoo
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 NATIVE = "(none)"
 SUITE_ROW = re.compile(
     r"^\| (`(?P<namespace>[\w-]+)/`|(?P<native>\(none\))) \|[^|]*\| (?P<ids>\d+) \| (?P<baselines>\d+) \|"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pyright(*args: str, cwd: Path = ROOT) -> dict:
@@ -40,7 +40,7 @@ def test_pyright_sees_a_missing_field_through_a_wrapper_stack(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text(
         "import jax\n"
-        "from example_envs import MaskedGridWorld\n"
+        "from helpers.example_envs import MaskedGridWorld\n"
         "from parallax import TimeLimit, VmapWrapper\n"
         "state = VmapWrapper(TimeLimit(MaskedGridWorld(), 5), num_envs=2).reset(key=jax.random.key(0))\n"
         "state.action_mask\n"

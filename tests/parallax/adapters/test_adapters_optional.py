@@ -6,17 +6,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 FOREIGN = ("gymnax", "brax", "mujoco", "mujoco_playground", "pgx", "jumanji", "jaxmarl", "xminigrid", "craftax")
 ADAPTER_TESTS = (
-    "tests/test_adapter_gymnax.py",
-    "tests/test_adapter_brax.py",
-    "tests/test_adapter_mjx.py",
-    "tests/test_adapter_pgx.py",
-    "tests/test_adapter_jumanji.py",
-    "tests/test_adapter_xminigrid.py",
-    "tests/test_adapter_jaxmarl.py",
-    "tests/test_adapter_craftax.py",
+    "tests/parallax/adapters/test_adapter_gymnax.py",
+    "tests/parallax/adapters/test_adapter_brax.py",
+    "tests/parallax/adapters/test_adapter_mjx.py",
+    "tests/parallax/adapters/test_adapter_pgx.py",
+    "tests/parallax/adapters/test_adapter_jumanji.py",
+    "tests/parallax/adapters/test_adapter_xminigrid.py",
+    "tests/parallax/adapters/test_adapter_jaxmarl.py",
+    "tests/parallax/adapters/test_adapter_craftax.py",
 )
 
 

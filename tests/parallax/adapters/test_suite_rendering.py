@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from PIL import Image
 
 import parallax_zoo
 from parallax_zoo.cli.main import main
@@ -79,3 +80,27 @@ def test_every_registered_id_draws():
         except Exception as error:  # noqa: BLE001 - every id is tried, and every failure reported
             failures.append(f"{env_id}: {type(error).__name__}: {error}")
     assert not failures, "\n".join(failures)
+
+
+def test_classic_control_frames_follow_the_state():
+    for env_id in ("gymnax/CartPole-v1", "gymnax/Acrobot-v1", "gymnax/MountainCar-v0", "gymnax/Pendulum-v1"):
+        env = parallax_zoo.make(env_id)
+        state = env.reset(key=jax.random.key(1))
+        moved = env.step(state, env.action_space.sample(key=jax.random.key(2)))
+        for _ in range(5):
+            moved = env.step(moved, env.action_space.sample(key=jax.random.key(2)))
+        render = jax.jit(env.render)
+        first, later = np.asarray(render(state)), np.asarray(render(moved))
+        assert first.dtype == np.uint8 and first.ndim == 3 and first.shape[-1] == 3
+        assert (first != 255).any() and not np.array_equal(first, later), env_id  # drawn, and moving with the state
+
+
+def test_an_env_gymnax_draws_nothing_of_renders_its_observation(tmp_path, capsys):
+    out = tmp_path / "catch.gif"
+    assert main(["render", "gymnax/Catch-bsuite", "--steps", "3", "--out", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    with Image.open(out) as gif:
+        assert gif.n_frames == 4
+        frame = np.asarray(gif.convert("RGB"))
+    assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 2  # the observation's cells, not a blank frame
+

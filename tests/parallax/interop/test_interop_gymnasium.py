@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from example_envs import GridWorld, Race
+from helpers.example_envs import GridWorld, Race
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 

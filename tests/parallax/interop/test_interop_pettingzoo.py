@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from example_envs import GridWorld
+from helpers.example_envs import GridWorld
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 
 import parallax_zoo

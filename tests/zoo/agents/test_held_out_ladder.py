@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from board_reference import connect_four_drop, has_line, othello_legal, othello_play
+from helpers.board_reference import connect_four_drop, has_line, othello_legal, othello_play
 
 from parallax_zoo.agents import held_out_ladder as held_out
 from parallax_zoo.envs.connect_four import ConnectFour

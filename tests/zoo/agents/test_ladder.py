@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from board_reference import connect_four_drop, has_line, othello_legal, othello_play
+from helpers.board_reference import connect_four_drop, has_line, othello_legal, othello_play
 
 import parallax_zoo
 from parallax import VmapWrapper

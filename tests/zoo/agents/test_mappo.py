@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from example_envs import GridWorld, Race
-from nim import Nim
+from helpers.example_envs import GridWorld, Race
+from helpers.nim import Nim
 from parallax import TimeLimit
 from parallax_zoo.agents import mappo, ppo
 from parallax_zoo.agents.mappo import MAPPOConfig, make_train

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from example_envs import GridWorld
+from helpers.example_envs import GridWorld
 from parallax import TimeLimit
 from parallax_zoo.agents.players import RandomPlayer
 from parallax_zoo.agents.ppo import PPOConfig, make_train, model_for, vector_env

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = textwrap.dedent(
     """
     import jax, numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
-    from example_envs import GridWorld
+    from helpers.example_envs import GridWorld
     from parallax import TimeLimit
     from parallax_zoo.agents.ppo import PPOConfig, make_train
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import parallax_zoo
-from example_envs import GridWorld
+from helpers.example_envs import GridWorld
 from parallax import TimeLimit
 from parallax_zoo.agents.ppo import Batch, PPOConfig, make_train, model_for, vector_env, whole_sequences
 from parallax_zoo.agents.policy import Policy

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from example_envs import GridWorld, Race
+from helpers.example_envs import GridWorld, Race
 from parallax import TimeLimit
 from parallax_zoo.agents.ppo import vector_env
 from parallax_zoo.agents.rollout import collect, play_episodes

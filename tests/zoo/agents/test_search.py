@@ -31,7 +31,7 @@ def c4_cells(pieces: dict[tuple[int, int], int]) -> np.ndarray:
 
 def blank_policy() -> Policy:
     """A network that knows nothing: zero weights give a uniform prior and a value of 0 everywhere."""
-    policy, _ = checkpoint.load_network(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
+    policy, _ = checkpoint.load_network(Path(__file__).resolve().parents[3] / "baselines" / "ConnectFour-v0", ENV)
     return jax.tree_util.tree_map(jnp.zeros_like, policy)
 
 
@@ -53,7 +53,7 @@ def test_the_win_check_takes_a_win_and_blocks_a_loss_with_a_blank_network_and_th
 
 
 def test_search_settings_round_trip_through_config_yaml_and_load_the_whole_agent(tmp_path: Path) -> None:
-    policy, config = checkpoint.load_network(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
+    policy, config = checkpoint.load_network(Path(__file__).resolve().parents[3] / "baselines" / "ConnectFour-v0", ENV)
     settings = SearchSettings(simulations=8, considered_actions=7, gumbel_scale=0.0, win_check=True)
     checkpoint.save(tmp_path, policy, config, settings)
     assert checkpoint.search_from_bytes((tmp_path / "config.yaml").read_bytes()) == settings
@@ -83,7 +83,7 @@ def test_bad_search_settings_are_refused_with_what_to_fix(search: str, message: 
 
 def test_a_policy_folder_asking_for_an_unbounded_search_is_refused_when_it_loads(tmp_path: Path) -> None:
     """The bound holds before any search runs, for a folder as for a Hub policy (both load through `load_files`)."""
-    policy, config = checkpoint.load_network(Path(__file__).resolve().parents[1] / "baselines" / "ConnectFour-v0", ENV)
+    policy, config = checkpoint.load_network(Path(__file__).resolve().parents[3] / "baselines" / "ConnectFour-v0", ENV)
     checkpoint.save(tmp_path, policy, config, SearchSettings())
     text = (tmp_path / "config.yaml").read_text()
     (tmp_path / "config.yaml").write_text(text.replace("simulations: 64", "simulations: 1000000000"))
@@ -117,7 +117,7 @@ def test_a_fine_tune_stage_trains_from_the_given_weights_against_a_rotation_and_
     from parallax_zoo.baselines.fine_tune import SEGMENTS, Stage, fine_tune
 
     env = parallax_zoo.make("TicTacToe-v0")
-    start, config = checkpoint.load_network(Path(__file__).resolve().parents[1] / "baselines" / "TicTacToe-v0", env)
+    start, config = checkpoint.load_network(Path(__file__).resolve().parents[3] / "baselines" / "TicTacToe-v0", env)
     assert isinstance(config, MAPPOConfig)
     tiny = dataclasses.replace(config, num_envs=4, num_steps=4, num_minibatches=1, update_epochs=1)
     stage = Stage(("random", "random"), 0.5, 4 * 4 * SEGMENTS, 1e-3)

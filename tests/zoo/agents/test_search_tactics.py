@@ -16,13 +16,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from board_reference import connect_four_drop, has_line
+from helpers.board_reference import connect_four_drop, has_line
 
 import parallax_zoo
 from parallax_zoo.agents.search import SearchPlayer
 from parallax_zoo.policies.loading import load_folder
 
-BASELINES = Path(__file__).resolve().parents[1] / "baselines"
+BASELINES = Path(__file__).resolve().parents[3] / "baselines"
 
 
 def mover_reward(state: Any, mover: jax.Array) -> jax.Array:

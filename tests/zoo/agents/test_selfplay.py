@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from jaxtyping import Array, Int
 
-from nim import Nim, PerfectNim
+from helpers.nim import Nim, PerfectNim
 from parallax import Agents, MARLState, TimeLimit
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import Greedy, RandomPlayer, ScriptedPlayer

@@ -21,19 +21,19 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh
 
-from example_envs import GridWorld
+from helpers.example_envs import GridWorld
 from parallax import TimeLimit
 from parallax_zoo.agents import PPOConfig, ppo
 from parallax_zoo.agents.sharding import check_divisible, default_mesh, device_rows
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 SCRIPT = textwrap.dedent(
     """
     import dataclasses
     import jax, numpy as np
     from jax.sharding import PartitionSpec
-    from example_envs import GridWorld
+    from helpers.example_envs import GridWorld
     from parallax import TimeLimit
     from parallax_zoo.agents.policy import Policy, actor_critic_for
     from parallax_zoo.agents.ppo import PPOConfig, make_train, vector_env
@@ -124,7 +124,7 @@ TWO_HOSTS = textwrap.dedent(
     """
     import sys, jax, numpy as np
     jax.distributed.initialize(coordinator_address=sys.argv[1], num_processes=2, process_id=int(sys.argv[2]))
-    from example_envs import GridWorld
+    from helpers.example_envs import GridWorld
     from parallax import TimeLimit
     from parallax_zoo.agents.ppo import PPOConfig, train
     from parallax_zoo.agents.sharding import default_mesh

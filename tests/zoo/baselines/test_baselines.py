@@ -12,10 +12,11 @@ import jax
 import numpy as np
 import pytest
 import yaml
-from nim import Nim
+from helpers.nim import Nim
 
 import parallax_zoo
 from parallax import TimeLimit
+from parallax.version import version
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, sha256_file
 from parallax_zoo.policies import checkpoint, hub
 from parallax_zoo.agents import mappo
@@ -293,3 +294,26 @@ def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per
         seed=record["policy_seed"], description=card_description(config, record["training_seeds"], {"opponents": in_protocol_order}) + card_notes(record),
         opponents=in_protocol_order, rating=rating,
     ), "the card is what the card writer makes of eval.json"
+
+
+def test_a_users_card_and_config_name_the_run_and_the_real_version(tmp_path):
+    from parallax.version import package_versions
+    from parallax_zoo.baselines.model_card import model_card
+
+    card = model_card("Race-v0", "mappo", 0.5, 0.1, 128, seed=0, folder="runs/Race-v0/seed0")
+    assert "run on Race-v0" in card and "It is your run, not the official baseline" in card
+    assert 'load_folder("runs/Race-v0/seed0"' in card and "load_baseline" not in card
+    assert "--policy runs/Race-v0/seed0" in card
+    official = model_card("Race-v0", "mappo", 0.5, 0.1, 128, seed=0)
+    assert 'load_baseline("Race-v0")' in official and "your run" not in official
+    assert package_versions()["parallax-zoo"] == version() != "unknown"
+
+
+def test_a_one_seed_curve_has_no_band():
+    from parallax_zoo.baselines.training import curve_figure
+
+    one = curve_figure(np.arange(5.0)[None], 10, "return", "Race-v0")
+    assert not one.axes[0].collections and [t.get_text() for t in one.axes[0].get_legend().get_texts()] == ["1 seed"]
+    three = curve_figure(np.arange(15.0).reshape(3, 5), 10, "return", "Race-v0")
+    assert three.axes[0].collections and "mean of 3 seeds" in [t.get_text() for t in three.axes[0].get_legend().get_texts()]
+

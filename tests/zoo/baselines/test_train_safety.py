@@ -27,7 +27,7 @@ from parallax_zoo.cli.main import main
 from parallax_zoo.policies import checkpoint, hub
 
 RUN_FILES = ("config.yaml", "model.safetensors", "eval.json", "curve.png", "README.md")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = Path(sys.executable).parent / "parallax-zoo"
 TINY = PPOConfig(
     env_id="GridWorld-v0", num_envs=4, num_steps=8, total_timesteps=4 * 8 * 6, update_epochs=1, num_minibatches=1

@@ -10,7 +10,7 @@ from parallax_zoo.catalogue.pins import HUB_URL
 from parallax_zoo.catalogue.reference_scores import reference_score_cell
 from parallax_zoo.catalogue.registry import Registry, packaged_registry
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 REGISTRY_YAML = REPO / "parallax_zoo" / "catalogue" / "registry.yaml"
 DOCS = REPO / "docs"
 

@@ -27,7 +27,7 @@ from parallax_zoo.catalogue.registry import (
 
 NATIVE_IDS = ["GridWorld-v0", "GridWorld-Masked-v0", "Race-v0", "TeamRace-v0", "RespawnRace-v0"]
 SUITES_WITH_OWN_TESTS = {"gymnax", "brax", "mjx", "jaxmarl", "craftax", "pgx", "jumanji", "xminigrid"}
-"""Suites whose ids `tests/test_adapter_<suite>.py` checks, cheap ones by default and the rest with --run-slow."""
+"""Suites whose ids `tests/parallax/adapters/test_adapter_<suite>.py` checks, cheap ones by default and the rest with --run-slow."""
 
 
 def _registered_id_params() -> list:
@@ -194,7 +194,7 @@ def test_an_entry_point_that_is_not_a_class_or_factory_is_refused_naming_the_ent
 
 
 def test_a_factory_function_entry_point_gets_its_kwargs_checked(scratch_registry: Registry) -> None:
-    parallax_zoo.register({"id": "Factory-v0", "entry_point": "example_envs:small_grid", "max_steps": 5})
+    parallax_zoo.register({"id": "Factory-v0", "entry_point": "helpers.example_envs:small_grid", "max_steps": 5})
     assert parallax_zoo.make("Factory-v0", goal_row=2).unwrapped.goal_row == 2
     with pytest.raises(InvalidKwargError, match=r"Factory-v0: argument 'goal_row' must be an int, got 2.0 \(float\)"):
         parallax_zoo.make("Factory-v0", goal_row=2.0)

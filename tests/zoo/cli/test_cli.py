@@ -84,7 +84,7 @@ def test_leaderboard_entrant_needs_env_and_policy(capsys):
 def _console_script(*commands: list[str], cwd) -> list[subprocess.CompletedProcess]:
     """Run the installed `parallax-zoo` script once per command, side by side, with this tree first on the path."""
     script = Path(sys.executable).with_name("parallax-zoo")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3]), "JAX_PLATFORMS": "cpu"}
     running = [
         subprocess.Popen([str(script), *command], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for command in commands
@@ -114,15 +114,15 @@ def test_render_refuses_bad_flags_in_one_line_with_exit_2_before_building_anythi
 
 def test_eval_builds_the_env_of_its_id_once(scratch_registry, capsys):
     """The id is resolved once, at the top: loading the policy folder and evaluating it share one env."""
-    from counted_envs import CountedRace
+    from helpers.counted_envs import CountedRace
 
     import parallax_zoo
 
     race = parallax_zoo.spec("Race-v0")
-    parallax_zoo.register({"id": "CountedRace-v0", "entry_point": "counted_envs:CountedRace",
+    parallax_zoo.register({"id": "CountedRace-v0", "entry_point": "helpers.counted_envs:CountedRace",
                            "max_steps": race.max_steps, "multi_agent": True, "num_agents": race.num_agents})
     CountedRace.built = 0
-    folder = Path(__file__).resolve().parents[1] / "baselines" / "Race-v0"
+    folder = Path(__file__).resolve().parents[3] / "baselines" / "Race-v0"
     assert main(["eval", "CountedRace-v0", "--policy", str(folder)]) == 0
     assert "CountedRace-v0" in capsys.readouterr().out
     assert CountedRace.built == 1

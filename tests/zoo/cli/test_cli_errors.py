@@ -3,7 +3,7 @@
 
 Every case runs through `main` in this process, and through the real console script in its own
 process (PYTHONPATH set to this tree): one case of each kind by default, all with --run-slow (each
-process imports jax; they start at once). The Hub cases talk to `tests/hub_server.py` on 127.0.0.1.
+process imports jax; they start at once). The Hub cases talk to `tests/helpers/hub_server.py` on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 import parallax_zoo
-from hub_server import HubServer, closed_port_endpoint
+from helpers.hub_server import HubServer, closed_port_endpoint
 from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.cli.main import main
 from parallax_zoo.policies import checkpoint
 from huggingface_hub import constants
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = Path(sys.executable).with_name("parallax-zoo")
 UNKNOWN_COMMIT = "0" * 40
 

@@ -14,7 +14,7 @@ from PIL import Image
 import parallax_zoo
 from parallax_zoo.cli.main import build_parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = Path(sys.executable).with_name("parallax-zoo")
 
 

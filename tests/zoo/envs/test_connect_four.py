@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from board_play import assert_same_state, check_turn_invariants, play, random_playout, turn_action
-from board_reference import connect_four_drop, has_line
+from helpers.board_play import assert_same_state, check_turn_invariants, play, random_playout, turn_action
+from helpers.board_reference import connect_four_drop, has_line
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

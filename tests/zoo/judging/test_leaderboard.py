@@ -8,8 +8,8 @@ import io
 import json
 
 import pytest
-from crafted_results import crafted, scored
-from nim import CarelessNim, PerfectNim
+from helpers.crafted_results import crafted, scored
+from helpers.nim import CarelessNim, PerfectNim
 
 import parallax_zoo
 from parallax_zoo import evaluate
@@ -30,7 +30,7 @@ from parallax_zoo.judging.leaderboard import (
 @pytest.fixture
 def nim_id(scratch_registry):
     parallax_zoo.register(
-        {"id": "TestNim-v0", "entry_point": "nim:Nim", "max_steps": 20, "multi_agent": True, "num_agents": 2,
+        {"id": "TestNim-v0", "entry_point": "helpers.nim:Nim", "max_steps": 20, "multi_agent": True, "num_agents": 2,
          "tags": ["zero-sum", "test"]},
         override=True,
     )
@@ -212,3 +212,23 @@ def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_an
     assert row.opponents == drawer.opponents and row.provenance == provenance
     assert "W 0% &middot; D 100% &middot; L 0%" in page and "W 90% &middot; D 10% &middot; L 0%" in page
     assert "d" * 64 in page and f"https://huggingface.co/someone/drawer/blob/{'c' * 40}/README.md" in page
+
+
+def test_leaderboard_from_results_alone_has_elo_shared_ranks_and_explains_itself(tmp_path):
+    from parallax_zoo.judging.leaderboard import leaderboard, load_results
+
+    (tmp_path / "results").mkdir()
+    result = parallax_zoo.evaluate("TicTacToe-v0", "random", name="first")
+    for name in ("first", "second"):  # the same games under two names: equal scores
+        dataclasses.replace(result, policy=name).save(tmp_path / "results" / f"{name}.json")
+    assert repr(result).startswith("EvalResult(TicTacToe-v0, first: mean") and "256 episodes" in repr(result)
+    assert "vs random: win" in repr(result) and "\n" not in repr(result) and len(repr(result)) < 300
+    assert json.loads(result.to_json()) == result.to_dict()
+    board = leaderboard(load_results(tmp_path / "results"))
+    assert [row.elo is not None for row in board.rows] == [True, True]
+    markdown = [line for line in board.to_markdown().splitlines() if line.startswith("| TicTacToe-v0 | ")]
+    assert [line.split(" | ")[1] for line in markdown[:2]] == ["1", "1"]
+    page = board.to_html()
+    assert "Evaluation protocol version 2" in page and board.date in page
+    assert "0 is the uniformly random player" in page and "random player rates 1000" in page
+

@@ -10,7 +10,7 @@ import parallax_zoo
 from pathlib import Path
 
 import pytest
-from browser import Chromium, find_chromium
+from helpers.browser import Chromium, find_chromium
 from PIL import Image
 
 from parallax_zoo.judging.evaluation import EvalResult, protocol

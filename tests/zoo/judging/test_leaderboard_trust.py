@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crafted_results import crafted, scored
+from helpers.crafted_results import crafted, scored
 
 import parallax_zoo
 from parallax_zoo.atomic import OutputNotWrittenError
@@ -29,7 +29,7 @@ from parallax_zoo.judging.leaderboard import LeaderboardInputError, leaderboard,
 from parallax_zoo.policies.loading import baseline_label
 from parallax_zoo.judging.result_checks import result_problem
 
-BASELINES = Path(__file__).resolve().parents[1] / "baselines"
+BASELINES = Path(__file__).resolve().parents[3] / "baselines"
 C4 = "ConnectFour-v0"
 C4_GAMES = {"tactical": (0, 0, 256), "depth2": (3, 0, 253), "depth4": (0, 0, 256), RANDOM: (128, 0, 128),
             BASELINE: (0, 0, 256)}

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from safetensors.numpy import save_file
 
-from example_envs import GridWorld, MaskedGridWorld, Race
+from helpers.example_envs import GridWorld, MaskedGridWorld, Race
 from parallax import TimeLimit
 from parallax.version import VERSIONED_PACKAGES
 from parallax_zoo.policies import checkpoint

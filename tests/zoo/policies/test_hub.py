@@ -1,6 +1,6 @@
 """Baselines to and from the Hub (docs/evaluation.md), driven through the real huggingface_hub client.
 
-Every download and push goes over HTTP to `tests/hub_server.py` on 127.0.0.1. `parallax_zoo.policies.hub`
+Every download and push goes over HTTP to `tests/helpers/hub_server.py` on 127.0.0.1. `parallax_zoo.policies.hub`
 reads HF_ENDPOINT, HF_HUB_OFFLINE and HF_HOME when called, so the tests set them with
 monkeypatch. huggingface_hub reads HF_HUB_DISABLE_XET only at import, as the module constant
 `constants.HF_HUB_DISABLE_XET` that `is_xet_available()` looks up at call time: the tests patch
@@ -24,7 +24,7 @@ from PIL import Image
 from huggingface_hub import HfApi, ModelCard, ModelCardData, constants, metadata_load
 from safetensors.numpy import load_file, save_file
 
-from hub_server import HubServer
+from helpers.hub_server import HubServer
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError, format_pin
 from parallax_zoo.policies.hub import (
@@ -413,7 +413,7 @@ def test_load_baseline_downloads_verifies_and_reproduces_the_reference(hub: HubS
 
     env_spec = parallax_zoo.spec("Race-v0")
     assert env_spec.baseline is not None and env_spec.reference_score is not None
-    shipped = Path(__file__).resolve().parents[1] / "baselines" / "Race-v0"
+    shipped = Path(__file__).resolve().parents[3] / "baselines" / "Race-v0"
     hub.store.commit_folder(env_spec.baseline.repo_id, shipped)
     monkeypatch.setenv("PARALLAX_ZOO_BASELINES", str(tmp_path / "empty-mirror"))
 

@@ -24,7 +24,7 @@ import pytest
 from huggingface_hub import constants
 
 import parallax_zoo
-from hub_server import HubServer, SilentServer, closed_port_endpoint
+from helpers.hub_server import HubServer, SilentServer, closed_port_endpoint
 from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.catalogue.pins import BaselinePin
 from parallax_zoo.policies import checkpoint, hub
@@ -36,7 +36,7 @@ from parallax_zoo.policies.loading import resolve_policy
 
 POLICY_REPO = "someone/gridworld-policy"
 ENV_ID = "GridWorld-v0"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
