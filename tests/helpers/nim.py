@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax import Agents, MARLState, Space, spaces, stack_space
+from parallax_zoo.agents.players import needs_key, rule_slots
 from parallax_zoo.agents.slots import Slots
 
 MAX_PILE = 9
@@ -64,6 +65,11 @@ class Nim:
 class PerfectNim:
     """Leaves a multiple of 3 whenever it can (take pile % 3), else takes one."""
 
+    def act(self, observation, key=None, action_mask=None, greedy=True):
+        observation = jnp.asarray(observation)
+        action, _, _ = self.act_slots(rule_slots(observation, action_mask, observation.shape[:-1]), key)
+        return action
+
     def act_slots(self, slots: Slots, key):
         pile = jnp.argmax(slots.observation[..., : MAX_PILE + 1], axis=-1)
         my_turn = slots.observation[..., MAX_PILE + 1] > 0
@@ -83,6 +89,12 @@ class CarelessNim:
     """Plays like `PerfectNim` with probability `skill`, else takes one or two at random."""
 
     skill: float = 0.5
+
+    def act(self, observation, key=None, action_mask=None, greedy=True):
+        observation = jnp.asarray(observation)
+        slots = rule_slots(observation, action_mask, observation.shape[:-1])
+        action, _, _ = self.act_slots(slots, needs_key(key, "CarelessNim.act"))
+        return action
 
     def act_slots(self, slots: Slots, key):
         perfect, _, _ = PerfectNim().act_slots(slots, key)

@@ -122,7 +122,7 @@ def test_players_that_draw_at_random_or_read_the_mask_say_what_they_need() -> No
         ladder.act(state.agents.observation, jax.random.key(0))
     with pytest.raises(ValueError, match=r"pass baseline=parallax_zoo.load_baseline\('TicTacToe-v0'\)"):
         opponent_player("TicTacToe-v0", env, "baseline")
-    with pytest.raises(TypeError, match="expected a parallax_zoo Policy, a player or 'random', got int"):
+    with pytest.raises(TypeError, match="expected a parallax_zoo Policy, a Player or 'random', got int"):
         as_player(env, 3, greedy=True)  # pyright: ignore[reportArgumentType]
 
 
