@@ -2,7 +2,7 @@
 
 Each env runs as `VmapWrapper(AutoResetWrapper(make(id)), num_envs)` inside
 one jitted `lax.scan` at 1, 128 and 1024 envs. Where the protocol documentation has an example
-of the same env (tests/example_envs.py: GridWorld, MaskedGridWorld, Race),
+of the same env (tests/helpers/example_envs.py: GridWorld, MaskedGridWorld, Race),
 that example runs under the same wrappers as the peer, and the table prints
 ours / peer. Configurations are interleaved, each timing is the median of
 the repeats, and compile time is reported separately.
@@ -26,7 +26,7 @@ import jax.numpy as jnp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import example_envs  # noqa: E402  # pyright: ignore[reportMissingImports]
+from helpers import example_envs  # noqa: E402  # pyright: ignore[reportMissingImports]
 
 import parallax_zoo  # noqa: E402
 from parallax import AutoResetWrapper, MARLState, TimeLimit, VmapWrapper  # noqa: E402

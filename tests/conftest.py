@@ -40,7 +40,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadfile` (as `make test` runs) hands out the longest files first; other modes are xdist's own."""
-    from scheduling import LongestFilesFirst  # xdist's, imported only where xdist runs the session
+    from helpers.scheduling import LongestFilesFirst  # xdist's, imported only where xdist runs the session
 
     return LongestFilesFirst(config, log) if config.getoption("dist") == "loadfile" else None
 

@@ -35,7 +35,8 @@ def as_player(env: Any, policy: Player | str, greedy: bool) -> Player:
         return random_player(env)
     if not isinstance(policy, Player):
         raise TypeError(
-            f"evaluate: expected a parallax_zoo Policy, a player or {RANDOM!r}, got {type(policy).__name__}"
+            f"evaluate: expected a parallax_zoo Policy, a Player or {RANDOM!r}, got {type(policy).__name__}; a Player "
+            f"has act, act_slots, value and env_action (parallax_zoo.agents.player.Player)"
         )
     return policy
 

@@ -1,8 +1,8 @@
-"""Checked by pyright (tests/test_typing.py): state types survive wrapper stacks."""
+"""Checked by pyright (tests/project/test_typing.py): state types survive wrapper stacks."""
 
 import jax
 import jax.numpy as jnp
-from example_envs import GridWorld, MaskedGridWorld, MaskedState, Race
+from helpers.example_envs import GridWorld, MaskedGridWorld, MaskedState, Race
 from jaxtyping import Array
 from typing_extensions import assert_type
 
