@@ -46,6 +46,11 @@ test-slow: $(VENV)/.dev-installed browser
 typecheck: $(VENV)/.dev-installed
 	$(BIN)/pyright --pythonpath $(BIN)/python
 
+# ruff formats and lints with the settings in pyproject.toml; the test suite runs the same check (tests/project/test_lint.py).
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
 docs: $(VENV)/.dev-installed
 	$(BIN)/mkdocs build --strict
 

@@ -149,7 +149,10 @@ def gymnax_cases(num_envs: int, num_steps: int) -> list[Case]:
         )
         return (next_keys, state), (reward, observation)
 
-    raw_carried = (scan_rollout(raw_carried_step, num_steps), (jax.random.split(jax.random.key(1), num_envs), raw_state))
+    raw_carried = (
+        scan_rollout(raw_carried_step, num_steps),
+        (jax.random.split(jax.random.key(1), num_envs), raw_state),
+    )
     ours_auto = (scan_rollout(auto_step, num_steps), auto.reset(key=jax.random.key(0)))
     ours_selective = (
         scan_rollout(selective_step, num_steps),
@@ -167,7 +170,15 @@ def split_per_env(keys: Any, num: int) -> list[Any]:
     return list(jnp.moveaxis(jax.vmap(lambda k: jax.random.split(k, num))(keys), 1, 0))
 
 
-def selective_case(name: str, adapter: Any, raw_step: Callable[[Any, Any], Any], raw_carry: Any, actions: Callable[[Any], Any], num_envs: int, num_steps: int) -> Case:
+def selective_case(
+    name: str,
+    adapter: Any,
+    raw_step: Callable[[Any, Any], Any],
+    raw_carry: Any,
+    actions: Callable[[Any], Any],
+    num_envs: int,
+    num_steps: int,
+) -> Case:
     """`raw_step` against `VmapWrapper(adapter)` stepped, then reset where done, with the same actions.
 
     Like the raw loop, ours carries a key per env; it needs only a reset key from it each
@@ -179,7 +190,9 @@ def selective_case(name: str, adapter: Any, raw_step: Callable[[Any, Any], Any],
         agents = getattr(state, "agents", None)
         return (state.reward, state.observation) if agents is None else (agents.reward, agents.observation)
 
-    rollout = selective_rollout(env, lambda s, t: actions(t), outputs_of, num_steps, lambda keys, t: (keys, fold_in_key(keys, t)))
+    rollout = selective_rollout(
+        env, lambda s, t: actions(t), outputs_of, num_steps, lambda keys, t: (keys, fold_in_key(keys, t))
+    )
     ours = (rollout, (jax.random.split(jax.random.key(1), num_envs), env.reset(key=jax.random.key(0))))
     return Case(name, num_envs, num_steps, (scan_rollout(raw_step, num_steps), raw_carry), ours)
 
@@ -199,14 +212,24 @@ def jaxmarl_case(num_envs: int, num_steps: int) -> Case:
         keys, state = carry
         keys, step_keys, reset_keys = split_per_env(keys, 3)
         action = actions(t)
-        obs, state, rewards, dones, _ = jax.vmap(raw_env.step_env)(step_keys, state, {a: action[:, i] for i, a in enumerate(agents)})
+        obs, state, rewards, dones, _ = jax.vmap(raw_env.step_env)(
+            step_keys, state, {a: action[:, i] for i, a in enumerate(agents)}
+        )
         outputs = (jnp.stack([rewards[a] for a in agents], axis=1), jnp.stack([obs[a] for a in agents], axis=1))
         _, fresh = jax.vmap(raw_env.reset)(reset_keys)
         return (keys, where_done(dones["__all__"], fresh, state)), outputs
 
     keys = jax.random.split(jax.random.key(0), num_envs)
     _, raw_state = jax.vmap(raw_env.reset)(keys)
-    return selective_case("jaxmarl MPE_simple_spread_v3 selective", JaxMARLAdapter(raw_env), raw_step, (keys, raw_state), actions, num_envs, num_steps)
+    return selective_case(
+        "jaxmarl MPE_simple_spread_v3 selective",
+        JaxMARLAdapter(raw_env),
+        raw_step,
+        (keys, raw_state),
+        actions,
+        num_envs,
+        num_steps,
+    )
 
 
 def craftax_case(num_envs: int, num_steps: int) -> Case:
@@ -224,14 +247,24 @@ def craftax_case(num_envs: int, num_steps: int) -> Case:
     def raw_step(carry: Any, t: Any) -> tuple[Any, Any]:
         keys, state = carry
         keys, step_keys, reset_keys = split_per_env(keys, 3)
-        obs, state, reward, done, _ = jax.vmap(raw_env.step_env, in_axes=(0, 0, 0, None))(step_keys, state, actions(t), params)
+        obs, state, reward, done, _ = jax.vmap(raw_env.step_env, in_axes=(0, 0, 0, None))(
+            step_keys, state, actions(t), params
+        )
         _, fresh = jax.vmap(raw_env.reset_env, in_axes=(0, None))(reset_keys, params)
         return (keys, where_done(done, fresh, state)), (reward, obs)
 
     keys = jax.random.split(jax.random.key(0), num_envs)
     _, raw_state = jax.vmap(raw_env.reset_env, in_axes=(0, None))(keys, params)
     adapter = CraftaxAdapter(raw_env, params)
-    return selective_case("craftax Classic-Symbolic (50-step episodes)", adapter, raw_step, (keys, raw_state), actions, num_envs, num_steps)
+    return selective_case(
+        "craftax Classic-Symbolic (50-step episodes)",
+        adapter,
+        raw_step,
+        (keys, raw_state),
+        actions,
+        num_envs,
+        num_steps,
+    )
 
 
 def physics_case(name: str, raw_env: Any, adapter: Any, num_envs: int, num_steps: int) -> Case:
@@ -381,7 +414,9 @@ def jumanji_cases(num_envs: int, num_steps: int) -> list[Case]:
 
     raw_start = jax.vmap(raw_env.reset)(jax.random.split(jax.random.key(0), num_envs))
     env = VmapWrapper(adapter, num_envs=num_envs)
-    ours = selective_rollout(env, lambda s, t: alternating_actions(t, num_envs) % 4, lambda s: (s.reward, s.observation), num_steps)
+    ours = selective_rollout(
+        env, lambda s, t: alternating_actions(t, num_envs) % 4, lambda s: (s.reward, s.observation), num_steps
+    )
     return [
         Case(
             "jumanji Snake-v1 selective reset",
@@ -475,7 +510,9 @@ def main() -> None:
     families = ["gymnax", "brax", "mjx", "jaxmarl", "craftax", *SUITE_CASES]
     parser.add_argument("--skip", nargs="*", default=[], choices=families, help="families to leave out")
     parser.add_argument("--only", nargs="*", default=None, choices=families, help="run only these families")
-    parser.add_argument("--repetitions", type=int, default=None, help="interleaved repetitions (more on a loaded machine)")
+    parser.add_argument(
+        "--repetitions", type=int, default=None, help="interleaved repetitions (more on a loaded machine)"
+    )
     args = parser.parse_args()
     repetitions, scale = (5, 0.25) if args.quick else (15, 1.0)
     repetitions = args.repetitions or repetitions

@@ -47,13 +47,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
+from timing import Timing, compare_compiled, print_table  # noqa: E402
 
 from parallax import VmapWrapper  # noqa: E402
 from parallax_zoo.envs.connect_four import ConnectFour  # noqa: E402
 from parallax_zoo.envs.othello import Othello  # noqa: E402
 from parallax_zoo.envs.tictactoe import TicTacToe  # noqa: E402
-from timing import Timing, compare_compiled, print_table  # noqa: E402
-
 
 _WORD_BITS = 32
 
@@ -65,7 +64,7 @@ def random_streams(key: PRNGKeyArray, num_steps: int, num_envs: int) -> tuple[Ar
     return uniforms, jax.random.split(reset_key, (num_steps, num_envs))
 
 
-def random_legal(u: Array, mask: Bool[Array, "... actions"]) -> Int[Array, "..."]:
+def random_legal(u: Array, mask: Bool[Array, "... actions"]) -> Int[Array, ...]:
     """A uniformly random legal action per mask row from one uniform `u` per row: the k-th legal, k = floor(u * count).
 
     The row is packed into 32-bit words in one reduction; the legal count is
@@ -148,7 +147,9 @@ def pgx_rollout(env_id: str, num_envs: int, num_steps: int) -> Callable[[PRNGKey
             fresh = init(reset_keys)
             done = jnp.asarray(state.terminated | state.truncated)
             state = jax.tree.map(
-                lambda new, old: jnp.where(jnp.reshape(done, done.shape + (1,) * (old.ndim - 1)), new, old), fresh, state
+                lambda new, old: jnp.where(jnp.reshape(done, done.shape + (1,) * (old.ndim - 1)), new, old),
+                fresh,
+                state,
             )
             return state, None
 
@@ -223,7 +224,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer steps and repeats (a smoke run)")
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per candidate (default 7, quick 3)")
     parser.add_argument(
-        "--steps-budget", type=int, default=None,
+        "--steps-budget",
+        type=int,
+        default=None,
         help="env steps per timed run, spread over the batch (default 1_000_000, quick 20_000; 64 to 2_000 scan steps)",
     )
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated games (default: {','.join(GAMES)})")
@@ -257,19 +260,34 @@ def main() -> None:
             continue
         ours, peer = timings[f"{c.game}/ours/{c.num_envs}"], timings.get(f"{c.game}/pgx/{c.num_envs}")
         steps = c.num_envs * c.num_steps
-        rows.append((
-            c.game, str(c.num_envs), str(c.num_steps),
-            f"{steps / ours.median_s:.3e}", f"{steps / peer.median_s:.3e}" if peer else "-",
-            paired(ours, peer, cpu=False) if peer else "-", paired(ours, peer, cpu=True) if peer else "-",
-            f"{ours.compile_s:.2f} / {peer.compile_s:.2f}" if peer else f"{ours.compile_s:.2f}",
-            f"{ours.compile_cpu_s:.2f} / {peer.compile_cpu_s:.2f}" if peer else f"{ours.compile_cpu_s:.2f}",
-        ))
+        rows.append(
+            (
+                c.game,
+                str(c.num_envs),
+                str(c.num_steps),
+                f"{steps / ours.median_s:.3e}",
+                f"{steps / peer.median_s:.3e}" if peer else "-",
+                paired(ours, peer, cpu=False) if peer else "-",
+                paired(ours, peer, cpu=True) if peer else "-",
+                f"{ours.compile_s:.2f} / {peer.compile_s:.2f}" if peer else f"{ours.compile_s:.2f}",
+                f"{ours.compile_cpu_s:.2f} / {peer.compile_cpu_s:.2f}" if peer else f"{ours.compile_cpu_s:.2f}",
+            )
+        )
     print_table(
         f"median env steps/s over {repeats} interleaved runs (random legal moves, reset when done); "
         "ratios ours/pgx, median (range) of the paired runs",
         rows,
-        ("game", "envs", "steps", "ours steps/s", "pgx steps/s", "wall ratio", "cpu ratio",
-         "compile s ours / pgx", "compile cpu s ours / pgx"),
+        (
+            "game",
+            "envs",
+            "steps",
+            "ours steps/s",
+            "pgx steps/s",
+            "wall ratio",
+            "cpu ratio",
+            "compile s ours / pgx",
+            "compile cpu s ours / pgx",
+        ),
     )
 
 

@@ -108,7 +108,9 @@ def main() -> None:
             if (env_id, "seed", n) in timings:
                 seed = n * num_steps / statistics.median(timings[(env_id, "seed", n)])
                 seed_cell, ratio_cell = f"{seed:,.0f}", f"{ours / seed:.2f}"
-            print(f"{env_id:<22}{n:>6}{compile_s[(env_id, 'ours', n)]:>11.2f}{ours:>14,.0f}{seed_cell:>15}{ratio_cell:>11}")
+            print(
+                f"{env_id:<22}{n:>6}{compile_s[(env_id, 'ours', n)]:>11.2f}{ours:>14,.0f}{seed_cell:>15}{ratio_cell:>11}"
+            )
 
 
 if __name__ == "__main__":

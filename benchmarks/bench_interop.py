@@ -181,7 +181,10 @@ def main() -> None:
         steps = max(200, args.steps // max(1, num_envs // 64))
         batch = rng.integers(0, num_actions, (steps, num_envs)).astype(np.int32)
         rates = interleaved(
-            {"to_gymnasium_vector": gymnasium_vector_loop(args.env, num_envs), "VmapWrapper by hand": vmap_by_hand_loop(args.env, num_envs)},
+            {
+                "to_gymnasium_vector": gymnasium_vector_loop(args.env, num_envs),
+                "VmapWrapper by hand": vmap_by_hand_loop(args.env, num_envs),
+            },
             batch,
             args.rounds,
         )

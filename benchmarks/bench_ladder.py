@@ -58,10 +58,16 @@ def main() -> None:
             act = jax.jit(ladder.per_slot(player))
             timing = compare({name: lambda key, act=act: act(observation, mask, key)}, repeats=args.repeats)[name]
             per_move_us = timing.median_s / args.num_envs * 1e6
-            rows.append((
-                game, name, f"{timing.compile_s:.2f}", f"{timing.median_s * 1e3:.1f}",
-                f"{min(timing.runs_s) * 1e3:.1f}-{max(timing.runs_s) * 1e3:.1f}", f"{per_move_us:.1f}",
-            ))
+            rows.append(
+                (
+                    game,
+                    name,
+                    f"{timing.compile_s:.2f}",
+                    f"{timing.median_s * 1e3:.1f}",
+                    f"{min(timing.runs_s) * 1e3:.1f}-{max(timing.runs_s) * 1e3:.1f}",
+                    f"{per_move_us:.1f}",
+                )
+            )
     print_table(
         f"ladder players, {args.num_envs} games x 2 slots per call, {jax.default_backend()}",
         rows,

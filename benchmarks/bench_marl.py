@@ -78,7 +78,9 @@ class Peer:
 
 
 PEERS = {
-    "ippo": Peer("IPPO", Path("baselines/IPPO/ippo_ff_mpe.py"), Path("baselines/IPPO/config/ippo_ff_mpe.yaml"), (64, 64), None),
+    "ippo": Peer(
+        "IPPO", Path("baselines/IPPO/ippo_ff_mpe.py"), Path("baselines/IPPO/config/ippo_ff_mpe.yaml"), (64, 64), None
+    ),
     "mappo": Peer(
         "MAPPO",
         Path("baselines/MAPPO/mappo_rnn_mpe.py"),
@@ -113,7 +115,7 @@ def load_peer(checkout: Path, peer: Peer, log: LogStandIn) -> types.ModuleType:
         sys.exit(f"--jaxmarl: no {peer.script} under {checkout}; pass a checkout of FLAIROx/JaxMARL.")
     require("distrax", f"JaxMARL's {peer.script.name}")
     plumbing = {
-        "hydra": {"main": lambda *_, **__: (lambda main: main)},
+        "hydra": {"main": lambda *_, **__: lambda main: main},
         "wandb": {"init": lambda *_, **__: None, "log": log.log},
         "omegaconf": {},
     }

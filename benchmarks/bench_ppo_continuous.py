@@ -43,8 +43,15 @@ ENVS = {
 """`--env` -> (our env id, its kwargs, the name PureJaxRL's script is given)."""
 
 CONFIG = PPOConfig(
-    num_envs=2048, num_steps=10, total_timesteps=2048 * 10 * 4, learning_rate=3e-4, anneal_lr=False,
-    num_minibatches=32, ent_coef=0.0, hidden_sizes=(256, 256), normalize_obs=True,
+    num_envs=2048,
+    num_steps=10,
+    total_timesteps=2048 * 10 * 4,
+    learning_rate=3e-4,
+    anneal_lr=False,
+    num_minibatches=32,
+    ent_coef=0.0,
+    hidden_sizes=(256, 256),
+    normalize_obs=True,
 )
 """PureJaxRL's `ppo_continuous_action.py` settings, but 4 updates (its 5e7 steps take hours on a CPU)."""
 
@@ -146,9 +153,7 @@ def main() -> None:
     import parallax_zoo
 
     env_id, kwargs, peer_name = ENVS[args.env]
-    config = dataclasses.replace(
-        CONFIG, env_id=env_id, num_envs=args.num_envs, total_timesteps=args.total_timesteps
-    )
+    config = dataclasses.replace(CONFIG, env_id=env_id, num_envs=args.num_envs, total_timesteps=args.total_timesteps)
     print(
         f"PPO on {env_id} {kwargs or ''}: {config.num_envs} envs x {config.num_steps} steps, {config.num_updates} "
         f"updates of {config.update_epochs} epochs x {config.num_minibatches} minibatches; devices: {jax.devices()}"

@@ -42,8 +42,14 @@ from parallax_zoo.agents.networks import orthogonal
 from parallax_zoo.agents.ppo import PPOConfig, make_train
 
 CONFIG = PPOConfig(
-    env_id=ENV_ID, num_envs=4, num_steps=128, total_timesteps=500_000,
-    policy="recurrent", hidden_sizes=(128, 128), activation="relu", rnn_hidden=128,
+    env_id=ENV_ID,
+    num_envs=4,
+    num_steps=128,
+    total_timesteps=500_000,
+    policy="recurrent",
+    hidden_sizes=(128, 128),
+    activation="relu",
+    rnn_hidden=128,
 )
 """`ppo_rnn.py`'s settings and network (the rest are `PPOConfig`'s defaults, which are its values too)."""
 
@@ -108,8 +114,12 @@ def theirs(ppo_rnn: types.ModuleType, config: PPOConfig, seeds: int) -> Callable
 def check_settings(config: PPOConfig) -> None:
     """The settings `ppo_rnn.py` has no switch for must be at its values."""
     fixed = {
-        "hidden_sizes": (128, 128), "rnn_hidden": 128, "activation": "relu", "clip_value": True,
-        "vf_clip": config.clip_eps, "normalize_advantages": True,
+        "hidden_sizes": (128, 128),
+        "rnn_hidden": 128,
+        "activation": "relu",
+        "clip_value": True,
+        "vf_clip": config.clip_eps,
+        "normalize_advantages": True,
     }
     wrong = [f"{name}={getattr(config, name)!r}" for name, value in fixed.items() if getattr(config, name) != value]
     if wrong or config.normalize_obs or config.vtrace:

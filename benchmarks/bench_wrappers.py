@@ -77,7 +77,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     timings = compare(
-        {"parallax wrappers": wrapped_rollout(args.num_envs, args.steps), "by hand": manual_rollout(args.num_envs, args.steps)},
+        {
+            "parallax wrappers": wrapped_rollout(args.num_envs, args.steps),
+            "by hand": manual_rollout(args.num_envs, args.steps),
+        },
         repeats=args.repeats,
     )
     total = args.num_envs * args.steps

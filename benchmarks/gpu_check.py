@@ -46,10 +46,24 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # runnable from a checkout without installing
 
 REQUIRED = {
-    "jax": "jax", "jaxlib": "jaxlib", "jaxtyping": "jaxtyping", "numpy": "numpy", "yaml": "pyyaml",
-    "PIL": "pillow", "flax": "flax", "optax": "optax", "chex": "chex", "safetensors": "safetensors",
-    "tqdm": "tqdm", "matplotlib": "matplotlib", "seaborn": "seaborn", "gymnasium": "gymnasium",
-    "farama_notifications": "farama-notifications", "gymnax": "gymnax", "six": "six", "svgwrite": "svgwrite",
+    "jax": "jax",
+    "jaxlib": "jaxlib",
+    "jaxtyping": "jaxtyping",
+    "numpy": "numpy",
+    "yaml": "pyyaml",
+    "PIL": "pillow",
+    "flax": "flax",
+    "optax": "optax",
+    "chex": "chex",
+    "safetensors": "safetensors",
+    "tqdm": "tqdm",
+    "matplotlib": "matplotlib",
+    "seaborn": "seaborn",
+    "gymnasium": "gymnasium",
+    "farama_notifications": "farama-notifications",
+    "gymnax": "gymnax",
+    "six": "six",
+    "svgwrite": "svgwrite",
     "pgx": "pgx",
 }
 """Every module the check imports (directly or through gymnax and Pgx), and the distribution that provides it."""
@@ -57,8 +71,15 @@ REQUIRED = {
 CARRIED = ("gymnax", "gymnasium", "farama-notifications", "six", "pgx", "svgwrite")
 """The distributions `benchmarks/gpu_wheels.sh` downloads: the ones the GPU machine lacks."""
 
-REPORTED = ("parallax-zoo", "jax-cuda13-plugin", "jax-cuda13-pjrt", "jax-cuda12-plugin", "jax-cuda12-pjrt",
-            "huggingface_hub", "typing-extensions")
+REPORTED = (
+    "parallax-zoo",
+    "jax-cuda13-plugin",
+    "jax-cuda13-pjrt",
+    "jax-cuda12-plugin",
+    "jax-cuda12-pjrt",
+    "huggingface_hub",
+    "typing-extensions",
+)
 """Versions printed besides the required ones: the CUDA plugin actually used and the rest of the stack."""
 
 SECTIONS = ("baselines", "envs", "boards", "ppo")
@@ -92,14 +113,24 @@ class Sizes:
 
 
 GPU = Sizes(
-    env_batches=(1, 1024, 65536, 1_048_576), env_steps_budget=1 << 24,
-    board_batches=(1024, 65536), board_steps_budget=1 << 24,
-    repeats=5, ppo_envs=(4, 2048), ppo_updates=50, baseline_updates=None,
+    env_batches=(1, 1024, 65536, 1_048_576),
+    env_steps_budget=1 << 24,
+    board_batches=(1024, 65536),
+    board_steps_budget=1 << 24,
+    repeats=5,
+    ppo_envs=(4, 2048),
+    ppo_updates=50,
+    baseline_updates=None,
 )
 DRY = Sizes(
-    env_batches=(4,), env_steps_budget=16,
-    board_batches=(4,), board_steps_budget=16,
-    repeats=1, ppo_envs=(4,), ppo_updates=1, baseline_updates=1,
+    env_batches=(4,),
+    env_steps_budget=16,
+    board_batches=(4,),
+    board_steps_budget=16,
+    repeats=1,
+    ppo_envs=(4,),
+    ppo_updates=1,
+    baseline_updates=1,
 )
 DRY_XLA_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 """XLA options for the dry run: it only has to run, and XLA:CPU's optimisation passes are most of its time."""
@@ -123,8 +154,10 @@ def carried_wheels() -> dict[str, str]:
         name = distribution.metadata["Name"]
         found = importlib.metadata.distribution(name)
         if Path(str(found.locate_file(""))).resolve() != Path(site).resolve():
-            fail(f"gpu_check: the carried {name} {distribution.version} is shadowed by {found.version} at "
-                 f"{found.locate_file('')}; put {site} first on PYTHONPATH")
+            fail(
+                f"gpu_check: the carried {name} {distribution.version} is shadowed by {found.version} at "
+                f"{found.locate_file('')}; put {site} first on PYTHONPATH"
+            )
         carried[name] = distribution.version
     if not carried:
         fail(f"gpu_check: GPU_CHECK_SITE={site} holds no installed wheel")
@@ -136,10 +169,14 @@ def tree_revision() -> str:
     import subprocess
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
 
     try:
-        return git("rev-parse", "--short=12", "HEAD") + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+        return git("rev-parse", "--short=12", "HEAD") + (
+            "+changes" if git("status", "--porcelain", "--untracked-files=no") else ""
+        )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
@@ -152,8 +189,11 @@ def preflight(dry: bool) -> dict[str, Any]:
         try:
             importlib.import_module(module)
         except ImportError as error:
-            carried = " (carry its wheel: `bash benchmarks/gpu_wheels.sh`, then bring the .whl folder)" \
-                if distribution in CARRIED else " (the GPU machine is expected to have it; carry a wheel of it)"
+            carried = (
+                " (carry its wheel: `bash benchmarks/gpu_wheels.sh`, then bring the .whl folder)"
+                if distribution in CARRIED
+                else " (the GPU machine is expected to have it; carry a wheel of it)"
+            )
             missing.append(f"{distribution}: cannot import {module} ({error}){carried}")
     if missing:
         fail("gpu_check: missing packages:\n  " + "\n  ".join(missing))
@@ -170,20 +210,23 @@ def preflight(dry: bool) -> dict[str, Any]:
     versions["parallax-zoo tree"] = tree_revision()
     devices = [f"{d.platform}:{d.device_kind}" for d in jax.devices()]
     print("gpu_check versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v != "not installed"))
-    print("gpu_check carried: " + (", ".join(f"{k} {v}" for k, v in carried.items()) or "nothing (GPU_CHECK_SITE unset)"))
+    print(
+        "gpu_check carried: " + (", ".join(f"{k} {v}" for k, v in carried.items()) or "nothing (GPU_CHECK_SITE unset)")
+    )
     print(f"gpu_check devices: {devices} (backend {jax.default_backend()})")
     if not dry and jax.default_backend() != "gpu":
-        fail(f"gpu_check: jax sees no GPU (backend {jax.default_backend()!r}, devices {devices}); "
-             "run on the GPU machine with its own jax and CUDA plugin, or set GPU_CHECK_DRY=1 for a CPU dry run")
+        fail(
+            f"gpu_check: jax sees no GPU (backend {jax.default_backend()!r}, devices {devices}); "
+            "run on the GPU machine with its own jax and CUDA plugin, or set GPU_CHECK_DRY=1 for a CPU dry run"
+        )
     return {"versions": versions, "carried": carried, "devices": devices, "backend": jax.default_backend()}
 
 
 def check_baseline(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str, Any]:
     """Re-train `env_id` from its shipped config as `parallax-zoo train` does and compare it with the reference."""
-    import parallax_zoo
+    from parallax_zoo.baselines.training import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
     from parallax_zoo.catalogue.pins import baseline_dirname
     from parallax_zoo.catalogue.player_names import RANDOM
-    from parallax_zoo.baselines.training import CURVE_FILE, EVAL_FILE, resolve_config, train_baseline
     from parallax_zoo.catalogue.registry import resolve
     from parallax_zoo.judging.evaluation import evaluate
     from parallax_zoo.judging.leaderboard import normalize
@@ -191,10 +234,14 @@ def check_baseline(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str
     dirname = baseline_dirname(env_id)
     config = resolve_config(env_id, ROOT / "baselines" / dirname / "config.yaml")
     if sizes.baseline_updates is not None:
-        config = dataclasses.replace(config, total_timesteps=sizes.baseline_updates * config.num_envs * config.num_steps)
+        config = dataclasses.replace(
+            config, total_timesteps=sizes.baseline_updates * config.num_envs * config.num_steps
+        )
     start = time.perf_counter()
     env_spec, env = resolve(env_id)
-    folder = train_baseline(env_spec, env, seed=0, config=config, out_dir=work / dirname, seeds=3, progress=False)  # as shipped
+    folder = train_baseline(
+        env_spec, env, seed=0, config=config, out_dir=work / dirname, seeds=3, progress=False
+    )  # as shipped
     seconds = time.perf_counter() - start
     result = json.loads((folder / EVAL_FILE).read_text())
     (out / f"curve-{dirname}.png").write_bytes((folder / CURVE_FILE).read_bytes())
@@ -236,9 +283,9 @@ def median_rate(num_envs: int, num_steps: int, run: Callable[[], Any], repeats: 
 
 def env_throughput(sizes: Sizes) -> list[dict[str, Any]]:
     """Every native env at every batch size: steps per second of random legal play with auto-reset."""
+    import bench_envs
     import jax
 
-    import bench_envs
     import parallax_zoo
 
     rows = []
@@ -248,19 +295,21 @@ def env_throughput(sizes: Sizes) -> list[dict[str, Any]]:
             steps = max(4, min(1000, sizes.env_steps_budget // n))
             rollout, state = bench_envs.build_rollout(parallax_zoo.make(env_id), n, steps)
             first, rate = median_rate(n, steps, lambda: rollout(state, key), sizes.repeats)
-            rows.append({"env_id": env_id, "num_envs": n, "num_steps": steps, "first_call_s": first, "steps_per_s": rate})
+            rows.append(
+                {"env_id": env_id, "num_envs": n, "num_steps": steps, "first_call_s": first, "steps_per_s": rate}
+            )
             del rollout, state
     return rows
 
 
 def board_throughput(sizes: Sizes) -> list[dict[str, Any]]:
     """TicTacToe and ConnectFour against Pgx: `bench_boards`' candidates, compiled, then timed interleaved."""
+    import bench_boards
     import jax
 
-    import bench_boards
-
     runs = bench_boards.candidates(
-        list(sizes.board_batches), lambda n: max(16, min(2000, sizes.board_steps_budget // n)),
+        list(sizes.board_batches),
+        lambda n: max(16, min(2000, sizes.board_steps_budget // n)),
         games=("tic_tac_toe", "connect_four"),
     )
     key = jax.random.key(0)
@@ -274,29 +323,45 @@ def board_throughput(sizes: Sizes) -> list[dict[str, Any]]:
     for ours in (c for c in runs if c.library == "ours"):
         pgx = by_key[(ours.game, "pgx", ours.num_envs)]
         ratios = bench_boards.paired_ratios(ours, pgx)
-        rows.append({
-            "game": ours.game, "num_envs": ours.num_envs, "num_steps": ours.num_steps,
-            "ours_steps_per_s": ours.steps_per_second, "pgx_steps_per_s": pgx.steps_per_second,
-            "ratio_median": statistics.median(ratios), "ratio_range": [ratios[0], ratios[-1]],
-            "ours_compile_s": ours.compile_s, "pgx_compile_s": pgx.compile_s,
-        })
+        rows.append(
+            {
+                "game": ours.game,
+                "num_envs": ours.num_envs,
+                "num_steps": ours.num_steps,
+                "ours_steps_per_s": ours.steps_per_second,
+                "pgx_steps_per_s": pgx.steps_per_second,
+                "ratio_median": statistics.median(ratios),
+                "ratio_range": [ratios[0], ratios[-1]],
+                "ours_compile_s": ours.compile_s,
+                "pgx_compile_s": pgx.compile_s,
+            }
+        )
     return rows
 
 
 def ppo_throughput(sizes: Sizes) -> list[dict[str, Any]]:
     """PPO training env steps per second on CartPole, compile apart, at each of `sizes.ppo_envs` envs."""
+    import bench_ppo
     import jax
 
-    import bench_ppo
     from parallax_zoo.agents.ppo import make_train
 
     env = bench_ppo.cartpole()
     rows = []
     for n in sizes.ppo_envs:
-        config = dataclasses.replace(bench_ppo.CONFIG, num_envs=n, total_timesteps=sizes.ppo_updates * n * bench_ppo.CONFIG.num_steps)
+        config = dataclasses.replace(
+            bench_ppo.CONFIG, num_envs=n, total_timesteps=sizes.ppo_updates * n * bench_ppo.CONFIG.num_steps
+        )
         measured = bench_ppo.measure(make_train(config, env), jax.random.key(0), max(1, sizes.repeats // 2), config)
-        rows.append({"env_id": bench_ppo.ENV_ID, "num_envs": n, "num_steps": config.num_steps,
-                     "updates": config.num_updates, **measured})
+        rows.append(
+            {
+                "env_id": bench_ppo.ENV_ID,
+                "num_envs": n,
+                "num_steps": config.num_steps,
+                "updates": config.num_updates,
+                **measured,
+            }
+        )
     return rows
 
 
@@ -306,30 +371,84 @@ def print_tables(results: dict[str, Any]) -> None:
 
     sections = results["sections"]
     if isinstance(sections.get("baselines"), list):
-        print_table(f"re-trained baselines (pass: normalised >= {1 - TOLERANCE:.2f})", [
-            (r["env_id"], f"{r['total_timesteps']:,} x {r['seeds']}", f"{r['seconds']:.1f}", f"{r['mean']:.3f}",
-             f"{r['reference']:.3f}", f"{r['random']:.3f}", "-" if r["normalised"] is None else f"{r['normalised']:.3f}",
-             ("pass" if r["passed"] else "FAIL") if r["compared"] else "not compared (dry run)")
-            for r in sections["baselines"]
-        ], ("env", "steps x seeds", "train+eval s", "mean", "reference", "random", "normalised", "result"))
+        print_table(
+            f"re-trained baselines (pass: normalised >= {1 - TOLERANCE:.2f})",
+            [
+                (
+                    r["env_id"],
+                    f"{r['total_timesteps']:,} x {r['seeds']}",
+                    f"{r['seconds']:.1f}",
+                    f"{r['mean']:.3f}",
+                    f"{r['reference']:.3f}",
+                    f"{r['random']:.3f}",
+                    "-" if r["normalised"] is None else f"{r['normalised']:.3f}",
+                    ("pass" if r["passed"] else "FAIL") if r["compared"] else "not compared (dry run)",
+                )
+                for r in sections["baselines"]
+            ],
+            ("env", "steps x seeds", "train+eval s", "mean", "reference", "random", "normalised", "result"),
+        )
     if isinstance(sections.get("envs"), list):
-        print_table("native env throughput (random legal actions, auto-reset)", [
-            (r["env_id"], f"{r['num_envs']:,}", str(r["num_steps"]), f"{r['first_call_s']:.2f}", f"{r['steps_per_s']:.3e}")
-            for r in sections["envs"]
-        ], ("env", "envs", "steps", "first call s", "steps/s"))
+        print_table(
+            "native env throughput (random legal actions, auto-reset)",
+            [
+                (
+                    r["env_id"],
+                    f"{r['num_envs']:,}",
+                    str(r["num_steps"]),
+                    f"{r['first_call_s']:.2f}",
+                    f"{r['steps_per_s']:.3e}",
+                )
+                for r in sections["envs"]
+            ],
+            ("env", "envs", "steps", "first call s", "steps/s"),
+        )
     if isinstance(sections.get("boards"), list):
-        print_table("board games against Pgx (same sampler and reset)", [
-            (r["game"], f"{r['num_envs']:,}", str(r["num_steps"]), f"{r['ours_steps_per_s']:.3e}",
-             f"{r['pgx_steps_per_s']:.3e}", f"{r['ratio_median']:.2f}", f"{r['ratio_range'][0]:.2f}-{r['ratio_range'][1]:.2f}",
-             f"{r['ours_compile_s']:.2f}", f"{r['pgx_compile_s']:.2f}")
-            for r in sections["boards"]
-        ], ("game", "envs", "steps", "ours steps/s", "pgx steps/s", "ours/pgx", "range", "ours compile s", "pgx compile s"))
+        print_table(
+            "board games against Pgx (same sampler and reset)",
+            [
+                (
+                    r["game"],
+                    f"{r['num_envs']:,}",
+                    str(r["num_steps"]),
+                    f"{r['ours_steps_per_s']:.3e}",
+                    f"{r['pgx_steps_per_s']:.3e}",
+                    f"{r['ratio_median']:.2f}",
+                    f"{r['ratio_range'][0]:.2f}-{r['ratio_range'][1]:.2f}",
+                    f"{r['ours_compile_s']:.2f}",
+                    f"{r['pgx_compile_s']:.2f}",
+                )
+                for r in sections["boards"]
+            ],
+            (
+                "game",
+                "envs",
+                "steps",
+                "ours steps/s",
+                "pgx steps/s",
+                "ours/pgx",
+                "range",
+                "ours compile s",
+                "pgx compile s",
+            ),
+        )
     if isinstance(sections.get("ppo"), list):
-        print_table("PPO training throughput", [
-            (r["env_id"], f"{r['num_envs']:,}", str(r["updates"]), f"{r['compile_s']:.2f}", f"{r['train_s']:.2f}",
-             f"{r['steps_per_s']:,.0f}", f"{r['final_return']:.1f}")
-            for r in sections["ppo"]
-        ], ("env", "envs", "updates", "compile s", "train s", "steps/s", "final return"))
+        print_table(
+            "PPO training throughput",
+            [
+                (
+                    r["env_id"],
+                    f"{r['num_envs']:,}",
+                    str(r["updates"]),
+                    f"{r['compile_s']:.2f}",
+                    f"{r['train_s']:.2f}",
+                    f"{r['steps_per_s']:,.0f}",
+                    f"{r['final_return']:.1f}",
+                )
+                for r in sections["ppo"]
+            ],
+            ("env", "envs", "updates", "compile s", "train s", "steps/s", "final return"),
+        )
     for name, value in sections.items():
         if not isinstance(value, list):
             print(f"\n{name}: {value}")
@@ -339,10 +458,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dry", action="store_true", help="tiny sizes on any backend: checks that the script runs")
     parser.add_argument("--out", type=Path, default=ROOT / "gpu-check", help="folder for results.json and the curves")
-    parser.add_argument("--sections", default=",".join(SECTIONS),
-                        help=f"comma-separated sections to run, in their fixed order (default all: {','.join(SECTIONS)})")
-    parser.add_argument("--budget-s", type=float, default=420.0,
-                        help="no section starts after this many seconds (default 420); later ones are recorded as skipped")
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated sections to run, in their fixed order (default all: {','.join(SECTIONS)})",
+    )
+    parser.add_argument(
+        "--budget-s",
+        type=float,
+        default=420.0,
+        help="no section starts after this many seconds (default 420); later ones are recorded as skipped",
+    )
     args = parser.parse_args()
     chosen = args.sections.split(",")
     if unknown := [name for name in chosen if name not in SECTIONS]:
@@ -369,7 +495,9 @@ def main() -> int:
                 continue
             elapsed = time.perf_counter() - start
             if elapsed > args.budget_s:
-                results["sections"][name] = f"skipped: {elapsed:.0f} s had passed, over the {args.budget_s:.0f} s budget"
+                results["sections"][name] = (
+                    f"skipped: {elapsed:.0f} s had passed, over the {args.budget_s:.0f} s budget"
+                )
             else:
                 print(f"gpu_check: {name} (at {elapsed:.0f} s)", flush=True)
                 section_start, section_cpu = time.perf_counter(), time.process_time()
@@ -389,12 +517,17 @@ def main() -> int:
     print_tables(results)
 
     baselines = results["sections"].get("baselines", [])
-    failed = [r["env_id"] for r in baselines if r["compared"] and not r["passed"]] if isinstance(baselines, list) else []
+    failed = (
+        [r["env_id"] for r in baselines if r["compared"] and not r["passed"]] if isinstance(baselines, list) else []
+    )
     incomplete = [name for name, value in results["sections"].items() if not isinstance(value, list)]
     print(f"\ngpu_check: {results['total_s']:.0f} s in all; results in {args.out / 'results.json'}")
     if failed or incomplete:
-        print(f"gpu_check: FAILED: below the reference score tolerance: {', '.join(failed) or 'none'}; "
-              f"sections skipped or broken: {', '.join(incomplete) or 'none'}", file=sys.stderr)
+        print(
+            f"gpu_check: FAILED: below the reference score tolerance: {', '.join(failed) or 'none'}; "
+            f"sections skipped or broken: {', '.join(incomplete) or 'none'}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

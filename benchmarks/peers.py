@@ -66,7 +66,9 @@ def import_script(folder: Path, module: str, stand_in: Mapping[str, Mapping[str,
 # The peers' own dependencies, kept out of the project's extras: distrax asks for tensorflow-probability, whose
 # 0.25 release fails to import on jax 0.10 (xla.pytype_aval_mappings); tfp-nightly 0.26 works, installed without
 # distrax's requirements.
-PEER_INSTALLS = {"distrax": "pip install --no-deps 'distrax>=0.1.5,<0.2' 'tfp-nightly>=0.26.0.dev20261027,<0.27' decorator gast"}
+PEER_INSTALLS = {
+    "distrax": "pip install --no-deps 'distrax>=0.1.5,<0.2' 'tfp-nightly>=0.26.0.dev20261027,<0.27' decorator gast"
+}
 
 
 def require(module: str, peer: str) -> None:

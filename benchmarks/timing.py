@@ -99,8 +99,13 @@ def compare_compiled(
             outputs[name].append(jax.device_get(out))
     return {
         name: Timing(
-            name, compile_s[name], statistics.median(runs[name]), tuple(runs[name]), tuple(outputs[name]),
-            compile_cpu_s[name], tuple(runs_cpu[name]),
+            name,
+            compile_s[name],
+            statistics.median(runs[name]),
+            tuple(runs[name]),
+            tuple(outputs[name]),
+            compile_cpu_s[name],
+            tuple(runs_cpu[name]),
         )
         for name in candidates
     }

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from parallax_zoo.atomic import write_text_atomic
-from parallax_zoo.catalogue.reference_scores import reference_score_cell
 from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError
 from parallax_zoo.catalogue.menagerie import MissingAssetsError
 from parallax_zoo.catalogue.pins import HUB_URL
+from parallax_zoo.catalogue.reference_scores import reference_score_cell
 from parallax_zoo.catalogue.registry import EnvSpec, Registry, packaged_registry
 
 CATALOGUE_FOLDER = "environments"
@@ -110,8 +110,10 @@ def _family_rules(env_spec: EnvSpec) -> tuple[str, str]:
         return head or str(env_spec.adapter), body.strip()
     rules = f"{head}\n\n{body.strip()}"
     if "menagerie" in env_spec.tags:
-        rules += ("\n\nThese envs need MuJoCo Menagerie's robot assets; where they are missing, `make` says which "
-                  "and how to provide them ([the suites page](../suites.md)).")
+        rules += (
+            "\n\nThese envs need MuJoCo Menagerie's robot assets; where they are missing, `make` says which "
+            "and how to provide them ([the suites page](../suites.md))."
+        )
     return f"{env_spec.adapter} {SUBFAMILIES[str(env_spec.adapter)][tag]}", rules
 
 
@@ -255,7 +257,9 @@ def write_spaces(path: Path, registry: Registry | None = None) -> dict[str, tupl
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="The docs catalogue's recorded spaces of adapted envs.")
-    parser.add_argument("--write-spaces", type=Path, required=True, metavar="FILE", help="build every adapted id and record its spaces")
+    parser.add_argument(
+        "--write-spaces", type=Path, required=True, metavar="FILE", help="build every adapted id and record its spaces"
+    )
     args = parser.parse_args(argv)
     spaces = write_spaces(args.write_spaces)
     print(f"wrote {args.write_spaces}: the spaces of {len(spaces)} adapted ids")

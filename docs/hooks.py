@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mkdocs.structure.files import File, Files
-
 from catalogue_pages import CATALOGUE_FOLDER, catalogue_pages, families  # MkDocs puts this folder on the path
+from mkdocs.structure.files import File, Files
 
 CATALOGUE_INDEX = f"{CATALOGUE_FOLDER}/index.md"
 

@@ -28,7 +28,6 @@ from parallax.wrappers import (
     Wrapper,
 )
 
-
 __all__ = [
     "Agents",
     "__version__",

@@ -93,7 +93,9 @@ def _check_spaces(env: Any) -> None:
         try:
             hash(space)
         except TypeError:
-            raise ProtocolError("spaces", name, f"{space!r} is not hashable, so it cannot be a static jit argument") from None
+            raise ProtocolError(
+                "spaces", name, f"{space!r} is not hashable, so it cannot be a static jit argument"
+            ) from None
         if space != space:
             raise ProtocolError("spaces", name, f"{space!r} does not compare equal to itself")
 
@@ -106,32 +108,57 @@ def _check_fields(env: Any, state: Any, step: int | None) -> None:
     expected_type = MARLState if multi_agent else State
     if not isinstance(state, expected_type):
         raise ProtocolError(
-            "state type", "state", f"expected a {expected_type.__name__} (or subclass), got {type(state).__name__}", step
+            "state type",
+            "state",
+            f"expected a {expected_type.__name__} (or subclass), got {type(state).__name__}",
+            step,
         )
     for name in ("termination", "truncation"):
         value = getattr(state, name)
         if jnp.shape(value) != () or jnp.result_type(value) != jnp.bool_:
             rule = "rule 6" if multi_agent else "flags"
             raise ProtocolError(
-                rule, name, f"must be an episode-level bool scalar, got {jnp.result_type(value)}{jnp.shape(value)}", step
+                rule,
+                name,
+                f"must be an episode-level bool scalar, got {jnp.result_type(value)}{jnp.shape(value)}",
+                step,
             )
     if jnp.shape(state.step_count) != () or not jnp.issubdtype(jnp.result_type(state.step_count), jnp.integer):
-        raise ProtocolError("step_count", "step_count", f"must be an int scalar, got {jnp.result_type(state.step_count)}", step)
+        raise ProtocolError(
+            "step_count", "step_count", f"must be an int scalar, got {jnp.result_type(state.step_count)}", step
+        )
     if not is_key(state.key):
         raise ProtocolError("key", "key", f"must be a PRNG key, got {jnp.result_type(state.key)}", step)
     if isinstance(state, MARLState):
         n = env.num_agents
         agents = state.agents
         if jnp.shape(agents.active) != (n,) or jnp.result_type(agents.active) != jnp.bool_:
-            raise ProtocolError("agents", "agents.active", f"must be bool of shape ({n},), got {jnp.result_type(agents.active)}{jnp.shape(agents.active)}", step)
+            raise ProtocolError(
+                "agents",
+                "agents.active",
+                f"must be bool of shape ({n},), got {jnp.result_type(agents.active)}{jnp.shape(agents.active)}",
+                step,
+            )
         if jnp.shape(agents.reward) != (n,) or not jnp.issubdtype(jnp.result_type(agents.reward), jnp.floating):
-            raise ProtocolError("agents", "agents.reward", f"must be float of shape ({n},), got {jnp.result_type(agents.reward)}{jnp.shape(agents.reward)}", step)
+            raise ProtocolError(
+                "agents",
+                "agents.reward",
+                f"must be float of shape ({n},), got {jnp.result_type(agents.reward)}{jnp.shape(agents.reward)}",
+                step,
+            )
         for leaf in jax.tree_util.tree_leaves(agents.observation):
             if jnp.shape(leaf)[:1] != (n,):
-                raise ProtocolError("agents", "agents.observation", f"must lead with num_agents={n}, got shape {jnp.shape(leaf)}", step)
+                raise ProtocolError(
+                    "agents", "agents.observation", f"must lead with num_agents={n}, got shape {jnp.shape(leaf)}", step
+                )
     elif isinstance(state, State):
         if jnp.shape(state.reward) != () or not jnp.issubdtype(jnp.result_type(state.reward), jnp.floating):
-            raise ProtocolError("reward", "reward", f"must be a float scalar, got {jnp.result_type(state.reward)}{jnp.shape(state.reward)}", step)
+            raise ProtocolError(
+                "reward",
+                "reward",
+                f"must be a float scalar, got {jnp.result_type(state.reward)}{jnp.shape(state.reward)}",
+                step,
+            )
 
 
 def _observation(state: Any) -> Any:
@@ -223,8 +250,10 @@ def _explain(name: str, found: dict[str, np.ndarray], env: Any) -> str:
     if rule == "determinism":
         return "expected two steps from the same state with the same action to agree, got different states"
     if rule == "rule 1":
-        return ("expected the actions of inactive slots to be ignored, got a different next state when only "
-                "those actions changed")
+        return (
+            "expected the actions of inactive slots to be ignored, got a different next state when only "
+            "those actions changed"
+        )
     if rule == "rule 2":
         wrong = found["nonzero observation"] & ~found["active"]
         return f"expected zero observations in inactive slots, got non-zero ones in slot(s) {_slots(wrong)}"
@@ -249,8 +278,11 @@ def _raise_first(flags: dict[str, np.ndarray], step_offset: int, env: Any = None
     if first is not None:
         step, name = first
         rule, field = name.split("/", 1)
-        found = {key.removeprefix("evidence/"): np.asarray(value)[step] for key, value in flags.items()
-                 if key.startswith("evidence/")}
+        found = {
+            key.removeprefix("evidence/"): np.asarray(value)[step]
+            for key, value in flags.items()
+            if key.startswith("evidence/")
+        }
         raise ProtocolError(rule, field, _explain(name, found, env), step + step_offset)
 
 
@@ -334,7 +366,9 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
     if not _trees_equal(state, env.reset(key=reset_key)):
         raise ProtocolError("determinism", "state", "two resets with the same key returned different states")
     if not bool(env.observation_space.contains(_observation(state))):
-        raise ProtocolError("observation_space", "observation", "the observation space does not contain the reset observation")
+        raise ProtocolError(
+            "observation_space", "observation", "the observation space does not contain the reset observation"
+        )
     if isinstance(state, MARLState):
         _raise_first({k: np.asarray(v)[None] for k, v in _agent_rule_violations(state.agents, None).items()}, 0, env)
 
@@ -349,18 +383,26 @@ def check_env(env: Any, *, num_steps: int = 64, seed: int = 0) -> None:
         (_signature(_passed(jit_step(state, action))), "jit(step)"),
     ):
         if got != expected:
-            raise ProtocolError("stable pytree", "state", f"{how} differs from reset: {_describe_difference(expected, got)}")
+            raise ProtocolError(
+                "stable pytree", "state", f"{how} differs from reset: {_describe_difference(expected, got)}"
+            )
 
     batched = jax.vmap(lambda k: env.reset(key=k))(jax.random.split(reset_key, 2))
     for leaf, (shape, dtype) in zip(jax.tree_util.tree_leaves(batched), expected[1]):
         if (tuple(jnp.shape(leaf)), jnp.result_type(leaf)) != ((2, *shape), dtype):
-            raise ProtocolError("stable pytree", "state", f"vmap(reset) gave leaf {jnp.shape(leaf)} {jnp.result_type(leaf)}, expected (2, *{shape}) {dtype}")
+            raise ProtocolError(
+                "stable pytree",
+                "state",
+                f"vmap(reset) gave leaf {jnp.shape(leaf)} {jnp.result_type(leaf)}, expected (2, *{shape}) {dtype}",
+            )
 
     def body(carry: Any, step_key: PRNGKeyArray) -> tuple[Any, dict[str, Array]]:
         return _step_violations(env, carry, step_key)
 
     try:
-        _, flags = _passed(_checkified(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, num_steps)))(state, scan_key))
+        _, flags = _passed(
+            _checkified(lambda s, k: jax.lax.scan(body, s, jax.random.split(k, num_steps)))(state, scan_key)
+        )
     except (TypeError, ValueError) as error:
         raise ProtocolError("stable pytree", "state", f"lax.scan over step failed: {error}") from error
     _raise_first({k: np.asarray(v) for k, v in flags.items()}, 1, env)

@@ -28,15 +28,15 @@ class State:
 
     env_state: Any
     observation: Any
-    reward: Float[Array, "..."]
-    termination: Bool[Array, "..."]
-    truncation: Bool[Array, "..."]
+    reward: Float[Array, ...]
+    termination: Bool[Array, ...]
+    truncation: Bool[Array, ...]
     info: dict[str, Any]
-    step_count: Int[Array, "..."]
+    step_count: Int[Array, ...]
     key: PRNGKeyArray
 
     @property
-    def done(self) -> Bool[Array, "..."]:
+    def done(self) -> Bool[Array, ...]:
         """The episode ended, naturally or cut short."""
         return jnp.logical_or(self.termination, self.truncation)
 
@@ -63,15 +63,15 @@ class MARLState:
 
     env_state: Any
     agents: Agents
-    termination: Bool[Array, "..."]
-    truncation: Bool[Array, "..."]
+    termination: Bool[Array, ...]
+    truncation: Bool[Array, ...]
     info: dict[str, Any]
-    step_count: Int[Array, "..."]
+    step_count: Int[Array, ...]
     key: PRNGKeyArray
     global_observation: Any = None
 
     @property
-    def done(self) -> Bool[Array, "..."]:
+    def done(self) -> Bool[Array, ...]:
         """The episode ended, naturally or cut short."""
         return jnp.logical_or(self.termination, self.truncation)
 
@@ -159,6 +159,7 @@ class MARLEnv(Protocol[MARLStateT]):
 
 AnyEnv = Env[Any] | MARLEnv[Any]
 """A single- or multi-agent environment (not batched): what code that serves both, such as evaluation, takes."""
+
 
 @runtime_checkable
 class MARLVectorEnv(Protocol[MARLStateT]):

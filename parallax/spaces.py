@@ -138,7 +138,9 @@ class Box:
         value = jnp.where(
             bounded_low & bounded_high,
             uniform,
-            jnp.where(bounded_low, clipped_low + exponential, jnp.where(bounded_high, clipped_high - exponential, normal)),
+            jnp.where(
+                bounded_low, clipped_low + exponential, jnp.where(bounded_high, clipped_high - exponential, normal)
+            ),
         )
         return value.astype(self.dtype)
 
@@ -377,14 +379,15 @@ def check_action(space: Space, action: Any, batch_shape: Shape = (), where: str 
     got_dtype = jnp.result_type(action)
     if getattr(space, "dtype", None) is None:  # a space with only `shape` and `sample`, as parallax-rl 0.4.0 allows
         if got_shape != expected_shape:
-            raise ValueError(f"{where}: expected an action of shape {expected_shape} for {space!r}, got shape {got_shape}.")
+            raise ValueError(
+                f"{where}: expected an action of shape {expected_shape} for {space!r}, got shape {got_shape}."
+            )
         return
     expected_dtype = jnp.dtype(space.dtype)
     if got_shape != expected_shape or not _dtype_accepted(space, expected_dtype, got_dtype):
         raise ValueError(
             f"{where}: expected an action of shape {expected_shape} and dtype {expected_dtype.name} "
-            f"for {space!r}, got shape {got_shape} and dtype {got_dtype.name}."
-            + _dtype_hint(expected_dtype, got_dtype)
+            f"for {space!r}, got shape {got_shape} and dtype {got_dtype.name}." + _dtype_hint(expected_dtype, got_dtype)
         )
 
 
@@ -444,7 +447,8 @@ def out_of_range_actions(space: Space) -> list[Any]:
         fallback = [s.sample(key=jax.random.key(0)) for s in space._leaves]
         count = max(len(actions) for actions in per_leaf)
         return [
-            space._treedef.unflatten([a[i] if i < len(a) else f for a, f in zip(per_leaf, fallback)]) for i in range(count)
+            space._treedef.unflatten([a[i] if i < len(a) else f for a, f in zip(per_leaf, fallback)])
+            for i in range(count)
         ]
     dtype = jnp.dtype(space.dtype)
     if jnp.issubdtype(dtype, jnp.integer):

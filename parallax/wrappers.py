@@ -82,7 +82,7 @@ class Wrapper(Generic[EitherStateT]):
         key: PRNGKeyArray,
         *,
         state: EitherStateT | None = None,
-        done: Bool[Array, "..."] | None = None,
+        done: Bool[Array, ...] | None = None,
     ) -> EitherStateT:
         """Reset; `state=` and `done=` (a selective reset) are passed on only when given."""
         if state is None and done is None:
@@ -125,7 +125,7 @@ class VmapWrapper(Wrapper[EitherStateT]):
         key: PRNGKeyArray,
         *,
         state: EitherStateT | None = None,
-        done: Bool[Array, "..."] | None = None,
+        done: Bool[Array, ...] | None = None,
     ) -> EitherStateT:
         require_key(key, "VmapWrapper.reset")
         if (state is None) != (done is None):
@@ -225,11 +225,11 @@ class AutoResetWrapper(Wrapper[EitherStateT]):
 class EpisodeStats:
     """Running and last-finished episode return and length (per agent for multi-agent envs)."""
 
-    episode_return: Float[Array, "..."]
-    episode_length: Int[Array, "..."]
-    current_return: Float[Array, "..."]
-    current_length: Int[Array, "..."]
-    finished: Bool[Array, "..."]
+    episode_return: Float[Array, ...]
+    episode_length: Int[Array, ...]
+    current_return: Float[Array, ...]
+    current_length: Int[Array, ...]
+    finished: Bool[Array, ...]
 
 
 class RecordEpisodeStatistics(Wrapper[EitherStateT]):
@@ -247,7 +247,7 @@ class RecordEpisodeStatistics(Wrapper[EitherStateT]):
         key: PRNGKeyArray,
         *,
         state: EitherStateT | None = None,
-        done: Bool[Array, "..."] | None = None,
+        done: Bool[Array, ...] | None = None,
     ) -> EitherStateT:
         if state is None or done is None:
             fresh = super().reset(key=key, state=state, done=done)
@@ -321,11 +321,15 @@ class ValidateActions(Wrapper[EitherStateT]):
         contains = self.action_space.contains
         inside = jax.vmap(contains)(action) if batch_shape else contains(action)
         action = error_if(
-            action, ~jnp.all(inside), f"{name}: {_named(action)} is outside the action space {_describe(self.action_space)}"
+            action,
+            ~jnp.all(inside),
+            f"{name}: {_named(action)} is outside the action space {_describe(self.action_space)}",
         )
         ended = state.done & (state.step_count > 0)
         flags = _named_flags(state)
-        action = error_if(action, jnp.any(ended), f"{name}: the episode has ended{flags}; reset it before stepping again")
+        action = error_if(
+            action, jnp.any(ended), f"{name}: the episode has ended{flags}; reset it before stepping again"
+        )
         return self.env.step(state, action)
 
 

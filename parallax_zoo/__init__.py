@@ -12,9 +12,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from parallax.version import __version__
 from parallax_zoo.catalogue.gymnasium_ids import register_when_gymnasium_loads
 from parallax_zoo.catalogue.registry import EnvSpec, list_envs, make, register, registry_table, resolve, spec
-from parallax.version import __version__
 
 if TYPE_CHECKING:
     from jax.sharding import Mesh
@@ -66,8 +66,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "EnvSpec", "__version__", "evaluate", "leaderboard", "list_envs", "load_baseline", "make", "register",
-    "registry_table", "spec",
+    "EnvSpec",
+    "__version__",
+    "evaluate",
+    "leaderboard",
+    "list_envs",
+    "load_baseline",
+    "make",
+    "register",
+    "registry_table",
+    "spec",
 ]
 
 

@@ -119,8 +119,9 @@ def _not_written(path: Path, error: OSError) -> OutputNotWrittenError:
     blocking = next((parent for parent in path.parents if parent.exists() and not parent.is_dir()), None)
     if blocking is not None and str(blocking) not in reason:
         reason = f"{reason} ({blocking} is a file, not a folder)"
-    return OutputNotWrittenError(error.errno, f"cannot write {path}: {reason}; nothing there was changed. "
-                                 "Free some space or choose another path")
+    return OutputNotWrittenError(
+        error.errno, f"cannot write {path}: {reason}; nothing there was changed. Free some space or choose another path"
+    )
 
 
 def _umask() -> int:
@@ -137,6 +138,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
 
 def write_texts_atomic(texts: Mapping[Path, str]) -> list[Path]:
     """Write several UTF-8 text files as one set (`atomic_write_all`): all of them, or none."""
-    return atomic_write_all({
-        Path(path): (lambda temporary, text=text: temporary.write_text(text, encoding="utf-8"))
-        for path, text in texts.items()})
+    return atomic_write_all(
+        {
+            Path(path): (lambda temporary, text=text: temporary.write_text(text, encoding="utf-8"))
+            for path, text in texts.items()
+        }
+    )

@@ -19,8 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
 from parallax.adapters.base import Adapter, cast_like, next_key, raw_key
+from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
 from parallax.core import State
 from parallax.spaces import Box, PyTreeSpace, Space, clip_action
 
@@ -75,9 +75,7 @@ def observation_space_for(observation: Any) -> Space:
     """An unbounded `Box` per observation array (a `PyTreeSpace` for dict observations), from shapes and dtypes."""
     if isinstance(observation, jax.ShapeDtypeStruct):
         return Box(-jnp.inf, jnp.inf, observation.shape, observation.dtype)
-    return PyTreeSpace(
-        jax.tree_util.tree_map(lambda leaf: Box(-jnp.inf, jnp.inf, leaf.shape, leaf.dtype), observation)
-    )
+    return PyTreeSpace(jax.tree_util.tree_map(lambda leaf: Box(-jnp.inf, jnp.inf, leaf.shape, leaf.dtype), observation))
 
 
 class PhysicsAdapter(Adapter[State]):
@@ -166,8 +164,10 @@ class PhysicsAdapter(Adapter[State]):
         problem = mujoco_renderer_problem()
         if problem is not None:
             raise RenderUnavailableError(f"{self.name} renders with {problem}")
-        trajectory = [jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], self._renderable(states))
-                      for i in range(int(states.step_count.shape[0]))]
+        trajectory = [
+            jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], self._renderable(states))
+            for i in range(int(states.step_count.shape[0]))
+        ]
         try:
             frames = self.env.render(trajectory, height=height, width=width)
         except Exception as error:  # MuJoCo raises FatalError or AttributeError when no GL context can be made

@@ -113,5 +113,12 @@ def next_and_step_key(key: PRNGKeyArray) -> tuple[PRNGKeyArray, PRNGKeyArray]:
 
 
 __all__ = [
-    "Adapter", "KEY_COUNTER", "cast_like", "next_and_step_key", "next_key", "raw_key", "reads_input", "zeros_like_signature",
+    "Adapter",
+    "KEY_COUNTER",
+    "cast_like",
+    "next_and_step_key",
+    "next_key",
+    "raw_key",
+    "reads_input",
+    "zeros_like_signature",
 ]

@@ -143,8 +143,21 @@ GYMNAX_DRAWINGS: dict[str, Callable[[Any, Any], Array]] = {
 OBSERVATION_SIDE = 192
 """About how many pixels the long side of one observation panel gets in `observation_frame`."""
 
-_PANEL_PALETTE = np.asarray([_BLUE, _ORANGE, _GREEN, (214, 39, 40), (148, 103, 189), (240, 200, 40),
-                             (140, 86, 75), (227, 119, 194), (127, 127, 127), (23, 190, 207)], np.float32)
+_PANEL_PALETTE = np.asarray(
+    [
+        _BLUE,
+        _ORANGE,
+        _GREEN,
+        (214, 39, 40),
+        (148, 103, 189),
+        (240, 200, 40),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (23, 190, 207),
+    ],
+    np.float32,
+)
 _ROW_CELLS = 32
 """A vector observation too long for bars is wrapped into rows of this many cells."""
 _MAX_BARS = 96
@@ -248,11 +261,18 @@ def mujoco_renderer_problem() -> str | None:
     if ctypes.util.find_library("OSMesa"):
         os.environ["MUJOCO_GL"] = "osmesa"
         return None
-    return ("MuJoCo's renderer needs OpenGL and found no display, EGL or OSMesa here; "
-            "install libEGL (apt install libegl1) or OSMesa (apt install libosmesa6), or set MUJOCO_GL")
+    return (
+        "MuJoCo's renderer needs OpenGL and found no display, EGL or OSMesa here; "
+        "install libEGL (apt install libegl1) or OSMesa (apt install libosmesa6), or set MUJOCO_GL"
+    )
 
 
 __all__ = [
-    "GYMNAX_DRAWINGS", "HEIGHT", "OBSERVATION_SIDE", "RenderUnavailableError", "WIDTH", "mujoco_renderer_problem",
+    "GYMNAX_DRAWINGS",
+    "HEIGHT",
+    "OBSERVATION_SIDE",
+    "RenderUnavailableError",
+    "WIDTH",
+    "mujoco_renderer_problem",
     "observation_frame",
 ]

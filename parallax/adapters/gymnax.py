@@ -32,8 +32,8 @@ from gymnax.environments.misc.gaussian_bandit import GaussianBandit
 from gymnax.environments.misc.meta_maze import MetaMaze
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.adapters.frames import GYMNAX_DRAWINGS, observation_frame
 from parallax.adapters.base import Adapter, cast_like, reads_input, zeros_like_signature
+from parallax.adapters.frames import GYMNAX_DRAWINGS, observation_frame
 from parallax.core import State
 from parallax.spaces import Box, Discrete, PyTreeSpace, Space, clip_action
 
@@ -154,8 +154,7 @@ def _space_tree(space: Any, emitted: Any) -> Any:
     if isinstance(space, gymnax_spaces.Box):
         return Box(_bound(space.low, dtype), _bound(space.high, dtype), shape, dtype)
     raise TypeError(
-        f"GymnaxAdapter cannot convert the gymnax space {space!r}: "
-        "it supports Discrete, Box, Dict and Tuple spaces."
+        f"GymnaxAdapter cannot convert the gymnax space {space!r}: it supports Discrete, Box, Dict and Tuple spaces."
     )
 
 

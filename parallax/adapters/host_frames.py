@@ -124,6 +124,12 @@ def printed(show: Callable[[], Any]) -> str:
 
 
 __all__ = [
-    "as_rgb", "draw_trajectory", "each_step", "figure_frame", "printed", "svg_frame", "text_frame",
+    "as_rgb",
+    "draw_trajectory",
+    "each_step",
+    "figure_frame",
+    "printed",
+    "svg_frame",
+    "text_frame",
     "use_offscreen_matplotlib",
 ]

@@ -73,7 +73,9 @@ class Family:
     global_observation: Callable[[Any, Any, Any], Array] | None = None
     agent_observations: Callable[[Any, Any], list[Any]] | None = None
     observation_space: Callable[[Any, Any], Any] | None = None
-    step: Callable[[Any, Any, Any, dict[Any, Array]], tuple[Any, Any, Any, dict[Any, Any], dict[str, Any]]] | None = None
+    step: Callable[[Any, Any, Any, dict[Any, Array]], tuple[Any, Any, Any, dict[Any, Any], dict[str, Any]]] | None = (
+        None
+    )
 
 
 def _never(env: Any, before: Any, actions: Any, after: Any, info: Any) -> Array:
@@ -238,7 +240,13 @@ FAMILIES: dict[str, Family] = {
     "Coin Game": Family("Coin Game", _rounds_length, None, 0, _never, step=_without_the_last_reset),
     "Switch Riddle": Family("Switch Riddle", _max_steps, None, 0, _switch_riddle_told),
     "JaxNav": Family(
-        "JaxNav", _max_steps, "max_steps", 0, _jaxnav_finished, alive=_jaxnav_alive, global_observation=_jaxnav_world_state
+        "JaxNav",
+        _max_steps,
+        "max_steps",
+        0,
+        _jaxnav_finished,
+        alive=_jaxnav_alive,
+        global_observation=_jaxnav_world_state,
     ),
     "MABrax": Family("MABrax", _mabrax_length, "episode_length", 0, _mabrax_fell),
     "STORM": Family(
@@ -295,8 +303,7 @@ def family_of(env: Any) -> Family:
         if issubclass(env_class, base):
             return FAMILIES[name]
     raise TypeError(
-        f"JaxMARLAdapter does not support {env_class.__name__}; it supports the JaxMARL families "
-        f"{', '.join(FAMILIES)}."
+        f"JaxMARLAdapter does not support {env_class.__name__}; it supports the JaxMARL families {', '.join(FAMILIES)}."
     )
 
 
@@ -345,7 +352,9 @@ class JaxMARLAdapter(Adapter[MARLState]):
         self._signature = signature
         observations = jax.eval_shape(self._agent_observations, signature["observation"])
         corrected = self.family.observation_space
-        declared: list[Any] = [env.observation_space(agent) if corrected is None else corrected(env, agent) for agent in self.agents]
+        declared: list[Any] = [
+            env.observation_space(agent) if corrected is None else corrected(env, agent) for agent in self.agents
+        ]
         include_zero = self.family.alive is not None
         self._observation_layout: Any
         if isinstance(observations[0], dict):  # STORM's grids: an observation and an inventory per agent
@@ -398,7 +407,9 @@ class JaxMARLAdapter(Adapter[MARLState]):
         if self.family.step is None:
             observations, env_state, rewards, dones, info = self.env.step_env(step_key, state.env_state, actions)
         else:
-            observations, env_state, rewards, dones, info = self.family.step(self.env, step_key, state.env_state, actions)
+            observations, env_state, rewards, dones, info = self.family.step(
+                self.env, step_key, state.env_state, actions
+            )
         env_state = cast_like(env_state, self._signature["env_state"])
         done = jnp.asarray(dones["__all__"], jnp.bool_)
         termination = done & self.family.termination(self.env, state.env_state, actions, env_state, info)
@@ -454,13 +465,17 @@ class JaxMARLAdapter(Adapter[MARLState]):
             }
         return self._stack_slots(per_agent, self._observation_layout, active)
 
-    def _stack_slots(self, observations: list[Any], layout: tuple[tuple[int, ...], Any], active: Bool[Array, " num_agents"]) -> Array:
+    def _stack_slots(
+        self, observations: list[Any], layout: tuple[tuple[int, ...], Any], active: Bool[Array, " num_agents"]
+    ) -> Array:
         """One array of slots, each agent's entry padded with zeros to the layout's shape; zeros in inactive slots."""
         shape, dtype = layout
         stacked = jnp.stack([_pad(jnp.asarray(o, dtype), shape) for o in observations])
         if self.family.alive is None:
             return stacked
-        return jnp.where(jnp.reshape(active, active.shape + (1,) * (stacked.ndim - 1)), stacked, jnp.zeros((), stacked.dtype))
+        return jnp.where(
+            jnp.reshape(active, active.shape + (1,) * (stacked.ndim - 1)), stacked, jnp.zeros((), stacked.dtype)
+        )
 
     def _mask(self, env_state: Any, active: Bool[Array, " num_agents"]) -> Array | None:
         if self.family.available_actions is None:
@@ -544,7 +559,11 @@ def _pad(x: Array, shape: tuple[int, ...]) -> Array:
 
 def _shape_of(space: Any) -> tuple[int, ...]:
     """A JaxMARL space's shape as a tuple (Hanabi declares an int)."""
-    return tuple(np.atleast_1d(space.shape).astype(int).tolist()) if np.ndim(space.shape) == 0 else tuple(int(d) for d in space.shape)
+    return (
+        tuple(np.atleast_1d(space.shape).astype(int).tolist())
+        if np.ndim(space.shape) == 0
+        else tuple(int(d) for d in space.shape)
+    )
 
 
 def _stacked_action_space(spaces: Sequence[Any]) -> tuple[Space, list[Any]]:

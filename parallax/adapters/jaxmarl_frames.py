@@ -20,7 +20,12 @@ import numpy as np
 
 from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
 from parallax.adapters.host_frames import (
-    draw_trajectory, each_step, figure_frame, printed, text_frame, use_offscreen_matplotlib,
+    draw_trajectory,
+    each_step,
+    figure_frame,
+    printed,
+    text_frame,
+    use_offscreen_matplotlib,
 )
 
 FIGURE_INCHES = 4.0
@@ -60,6 +65,7 @@ def _mpe(env: Any, states: Any) -> np.ndarray:
     steps = [on_host(state) for state in each_step(states)]
     visualizer = printed_quietly(lambda: MPEVisualizer(_ColoursIn255(env), steps))
     try:
+
         def draw(index: Any) -> np.ndarray:
             visualizer.update(int(index))
             return figure_frame(visualizer.fig)
@@ -115,8 +121,11 @@ def _overcooked(env: Any, states: Any) -> np.ndarray:
     def draw(state: Any) -> np.ndarray:
         state = on_host(state)
         return OvercookedVisualizer._render_grid(
-            np.asarray(state.maze_map[padding:-padding, padding:-padding, :]), tile_size=TILE_PIXELS,
-            highlight_mask=None, agent_dir_idx=state.agent_dir_idx, agent_inv=state.agent_inv,
+            np.asarray(state.maze_map[padding:-padding, padding:-padding, :]),
+            tile_size=TILE_PIXELS,
+            highlight_mask=None,
+            agent_dir_idx=state.agent_dir_idx,
+            agent_inv=state.agent_inv,
         )
 
     return draw_trajectory(states, draw)
@@ -129,7 +138,7 @@ COIN_CELL = 64
 def _coin_game(env: Any, states: Any) -> np.ndarray:
     """Coin Game's 3 x 3 grid drawn by us from its state: its own `render` calls `tostring_rgb`, which matplotlib
     3.10 removed. The red and blue players are large discs, their coins small ones with a dark rim."""
-    rows, cols = np.mgrid[0:3 * COIN_CELL, 0:3 * COIN_CELL] + 0.5
+    rows, cols = np.mgrid[0 : 3 * COIN_CELL, 0 : 3 * COIN_CELL] + 0.5
 
     def disc(image: np.ndarray, position: Any, radius: float, colour: tuple[int, int, int]) -> None:
         row, col = (np.asarray(position).reshape(-1)[:2] + 0.5) * COIN_CELL
@@ -163,9 +172,10 @@ class _StormTimeBar:
     def render_time(self, state: Any, width_px: int) -> np.ndarray:
         tile_height = 32
         image = np.zeros((2 * tile_height, width_px, 3), np.uint8)
-        for row, (done, total) in enumerate(((state.step, self._env.num_inner_steps),
-                                             (state.outer_t, self._env.num_outer_steps))):
-            image[row * tile_height:(row + 1) * tile_height, : int(done) * (width_px // int(total))] = 255
+        for row, (done, total) in enumerate(
+            ((state.step, self._env.num_inner_steps), (state.outer_t, self._env.num_outer_steps))
+        ):
+            image[row * tile_height : (row + 1) * tile_height, : int(done) * (width_px // int(total))] = 255
         return image
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array, PRNGKeyArray
 from jumanji import specs
 from jumanji.env import Environment
 from jumanji.environments.packing.tetris.env import Tetris
@@ -33,13 +34,11 @@ from jumanji.environments.routing.snake.env import Snake
 from jumanji.environments.routing.tsp.env import TSP
 from jumanji.types import StepType
 from jumanji.wrappers import Wrapper
-from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.base import Adapter, cast_like, next_key, raw_key, zeros_like_signature
 from parallax.adapters.frames import RenderUnavailableError
 from parallax.core import State
 from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
-
 
 VIEWER_FIGURE_SIZE = (4.0, 4.0)
 """Inches of a Jumanji viewer's figure when recording (400 x 400 pixels at matplotlib's 100 dpi)."""
@@ -70,7 +69,8 @@ class JumanjiAdapter(Adapter[State]):
         key = jax.random.PRNGKey(0)
         state_shape, first = jax.eval_shape(env.reset, key)
         action = jax.tree_util.tree_map(
-            lambda s: jax.ShapeDtypeStruct(s.shape, jax.dtypes.canonicalize_dtype(s.dtype)), env.action_spec.generate_value()
+            lambda s: jax.ShapeDtypeStruct(s.shape, jax.dtypes.canonicalize_dtype(s.dtype)),
+            env.action_spec.generate_value(),
         )
         _, step = jax.eval_shape(env.step, state_shape, action)
         self._per_agent_reward = tuple(step.reward.shape) != ()
@@ -211,7 +211,11 @@ def _space_tree(spec: Any, emitted: Any, action: bool) -> Any:
     if dtype == jnp.bool_:
         return MultiBinary(shape, jnp.bool_)
     if isinstance(spec, specs.DiscreteArray):
-        return Discrete(spec.num_values, shape=shape, dtype=dtype) if shape == () else Box(0, spec.num_values - 1, shape, dtype)
+        return (
+            Discrete(spec.num_values, shape=shape, dtype=dtype)
+            if shape == ()
+            else Box(0, spec.num_values - 1, shape, dtype)
+        )
     if isinstance(spec, specs.MultiDiscreteArray):
         return MultiDiscrete(np.asarray(spec.num_values), dtype=dtype)
     if isinstance(spec, specs.BoundedArray):

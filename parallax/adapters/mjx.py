@@ -45,7 +45,10 @@ class MJXAdapter(PhysicsAdapter):
         bare, wrapped_length, wrapped_repeat = strip_wrappers(
             env,
             removable=TRAINING_WRAPPERS,
-            refused=(playground_wrapper.BraxDomainRandomizationVmapWrapper, brax_training.DomainRandomizationVmapWrapper),
+            refused=(
+                playground_wrapper.BraxDomainRandomizationVmapWrapper,
+                brax_training.DomainRandomizationVmapWrapper,
+            ),
             episode_wrapper=brax_training.EpisodeWrapper,
             adapter=self.name,
         )

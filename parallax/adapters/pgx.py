@@ -68,8 +68,7 @@ class PgxAdapter(Adapter[MARLState]):
         _check_game(env, "PgxAdapter")
         if env.num_players < 2:
             raise ValueError(
-                f"PgxAdapter adapts games of two or more players; {env.id} has one. "
-                "Use PgxSinglePlayerAdapter for it."
+                f"PgxAdapter adapts games of two or more players; {env.id} has one. Use PgxSinglePlayerAdapter for it."
             )
         self.env = env
         self._num_agents = int(env.num_players)
@@ -193,7 +192,9 @@ def draw_boards(games: Any) -> np.ndarray:
 
 def _step_uses_key(env: pgx.Env, first: Any) -> bool:
     """Whether the game's `step` draws random numbers, read off its traced program (`first`: the abstract initial state)."""
-    traced = jax.make_jaxpr(lambda game, move, key: env.step(game, move, key))(first, jnp.int32(0), jax.random.PRNGKey(0))
+    traced = jax.make_jaxpr(lambda game, move, key: env.step(game, move, key))(
+        first, jnp.int32(0), jax.random.PRNGKey(0)
+    )
     return reads_input(traced, -1)
 
 

@@ -19,7 +19,12 @@ from parallax.install_command import install_command
 
 if TYPE_CHECKING:
     from parallax.interop.gymnasium_env import GymnasiumEnv, GymnasiumVectorEnv, to_gymnasium, to_gymnasium_vector
-    from parallax.interop.pettingzoo_env import PettingZooAECEnv, PettingZooParallelEnv, to_pettingzoo, to_pettingzoo_aec
+    from parallax.interop.pettingzoo_env import (
+        PettingZooAECEnv,
+        PettingZooParallelEnv,
+        to_pettingzoo,
+        to_pettingzoo_aec,
+    )
 
 _EXPORTS = {
     "GymnasiumEnv": ("parallax.interop.gymnasium_env", "gymnasium"),

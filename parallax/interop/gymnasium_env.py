@@ -142,11 +142,15 @@ class _Reader:
         self.has_info = bool(jax.tree_util.tree_leaves(abstract.info))
 
     def observation(self, state: Any) -> Any:
-        observation = jax.tree_util.tree_map(np.asarray, state.observation) if self.tree else np.asarray(state.observation)
+        observation = (
+            jax.tree_util.tree_map(np.asarray, state.observation) if self.tree else np.asarray(state.observation)
+        )
         return observation if self.convert is None else self.convert(observation)
 
     def info(self, state: Any) -> dict[str, Any]:
-        info = dict(jax.tree_util.tree_map(np.asarray, state.info)) if self.has_info else {}  # 8x faster than device_get
+        info = (
+            dict(jax.tree_util.tree_map(np.asarray, state.info)) if self.has_info else {}
+        )  # 8x faster than device_get
         if self.masked:
             info["action_mask"] = np.asarray(state.action_mask).astype(np.int8)
         return info
@@ -217,7 +221,9 @@ class GymnasiumEnv(gymnasium.Env):
     def render(self) -> np.ndarray | None:
         """The env's RGB picture (`uint8[H, W, 3]`) of the current state with `render_mode="rgb_array"`, else None."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; make the env with render_mode='rgb_array'.")
+            gymnasium.logger.warn(
+                "render() was called without a render_mode; make the env with render_mode='rgb_array'."
+            )
             return None
         if self._state is None:
             raise gymnasium.error.ResetNeeded("render() was called before reset(); call reset() first.")
@@ -305,14 +311,20 @@ class GymnasiumVectorEnv(gymnasium.vector.VectorEnv):
     def render(self) -> tuple[np.ndarray, ...] | None:
         """One RGB picture per env with `render_mode="rgb_array"`, else None."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; make the env with render_mode='rgb_array'.")
+            gymnasium.logger.warn(
+                "render() was called without a render_mode; make the env with render_mode='rgb_array'."
+            )
             return None
         if self._state is None:
             raise gymnasium.error.ResetNeeded("render() was called before reset(); call reset() first.")
         return tuple(np.asarray(jit_once(_render_each, self.parallax_env.env)(self._state)))
 
     def _info(self, state: Any) -> dict[str, Any]:
-        return {name: value for key, info in self._read.info(state).items() for name, value in ((key, info), (f"_{key}", self._flags))}
+        return {
+            name: value
+            for key, info in self._read.info(state).items()
+            for name, value in ((key, info), (f"_{key}", self._flags))
+        }
 
     def __repr__(self) -> str:
         return f"GymnasiumVectorEnv({self.parallax_env.env!r}, num_envs={self.num_envs})"

@@ -66,7 +66,9 @@ def slot_space(space: Space, slot: int) -> Space:
     if isinstance(space, MultiBinary):
         return MultiBinary(space.shape[1:], space.dtype)
     if isinstance(space, PyTreeSpace):
-        leaves, treedef = jax.tree_util.tree_flatten(space.spaces, is_leaf=lambda x: isinstance(x, (Discrete, Box, MultiDiscrete, MultiBinary, PyTreeSpace)))
+        leaves, treedef = jax.tree_util.tree_flatten(
+            space.spaces, is_leaf=lambda x: isinstance(x, (Discrete, Box, MultiDiscrete, MultiBinary, PyTreeSpace))
+        )
         return PyTreeSpace(treedef.unflatten([slot_space(leaf, slot) for leaf in leaves]))
     raise TypeError(f"slot_space does not know how to take one slot of {space!r}")
 

@@ -230,12 +230,16 @@ class PettingZooParallelEnv(ParallelEnv):
             raise RuntimeError("step() was called before reset(); call reset() first.")
         unknown = [name for name in actions if name not in self._slots.slot_of]
         if unknown:
-            raise ValueError(f"step got actions for {unknown}, which are not agents of this env; its agents are "
-                             f"{self.possible_agents}.")
+            raise ValueError(
+                f"step got actions for {unknown}, which are not agents of this env; its agents are "
+                f"{self.possible_agents}."
+            )
         if bool(self._view[4]) or bool(self._view[5]):
             if not self._warned:
-                gymnasium.logger.warn("step() was called after the episode ended; call reset() to start a new one. "
-                                      "Until then a step returns empty dicts, as PettingZoo's parallel envs do.")
+                gymnasium.logger.warn(
+                    "step() was called after the episode ended; call reset() to start a new one. "
+                    "Until then a step returns empty dicts, as PettingZoo's parallel envs do."
+                )
                 self._warned = True
             return {}, {}, {}, {}, {}
         missing = [name for name in self.agents if name not in actions]
@@ -266,7 +270,9 @@ class PettingZooParallelEnv(ParallelEnv):
     def render(self) -> np.ndarray | None:
         """The env's RGB picture of the current state with `render_mode="rgb_array"`, else None."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; make the env with render_mode='rgb_array'.")
+            gymnasium.logger.warn(
+                "render() was called without a render_mode; make the env with render_mode='rgb_array'."
+            )
             return None
         return self._slots.render(self._state)
 
@@ -375,7 +381,9 @@ class PettingZooAECEnv(AECEnv):
     def render(self) -> np.ndarray | None:
         """The env's RGB picture of the current state with `render_mode="rgb_array"`, else None."""
         if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; make the env with render_mode='rgb_array'.")
+            gymnasium.logger.warn(
+                "render() was called without a render_mode; make the env with render_mode='rgb_array'."
+            )
             return None
         return self._slots.render(self._state)
 

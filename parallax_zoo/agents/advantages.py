@@ -27,7 +27,7 @@ def estimate_advantages(
     termination: Array,
     truncation: Array,
     bootstrap_value: Float[Array, " T ..."],
-    last_value: Float[Array, "..."],
+    last_value: Float[Array, ...],
     *,
     gamma: float,
     gae_lambda: float,

@@ -18,9 +18,9 @@ from jaxtyping import Array, Float, PRNGKeyArray
 class Distribution(Protocol):
     """What PPO needs from a policy's action distribution."""
 
-    def log_prob(self, action: Array) -> Float[Array, "..."]: ...
+    def log_prob(self, action: Array) -> Float[Array, ...]: ...
 
-    def entropy(self) -> Float[Array, "..."]: ...
+    def entropy(self) -> Float[Array, ...]: ...
 
     def sample(self, key: PRNGKeyArray) -> Array: ...
 
@@ -48,14 +48,14 @@ class Categorical:
 
     logits: Float[Array, "... n"]
 
-    def log_prob(self, action: Array) -> Float[Array, "..."]:
+    def log_prob(self, action: Array) -> Float[Array, ...]:
         # A select-and-sum rather than a gather: its gradient is a select too, where a gather's is a
         # scatter-add, which XLA:CPU runs as a loop. Only the chosen entry is non-zero, so it is exact.
         log_p = jax.nn.log_softmax(self.logits, axis=-1)
         chosen = action[..., None].astype(jnp.int32) == jnp.arange(log_p.shape[-1])
         return jnp.sum(jnp.where(chosen, log_p, 0.0), axis=-1)
 
-    def entropy(self) -> Float[Array, "..."]:
+    def entropy(self) -> Float[Array, ...]:
         return _entropy_from_logits(self.logits)
 
     def sample(self, key: PRNGKeyArray) -> Array:
@@ -76,10 +76,10 @@ class MultiCategorical:
 
     logits: Float[Array, "... d k"]
 
-    def log_prob(self, action: Array) -> Float[Array, "..."]:
+    def log_prob(self, action: Array) -> Float[Array, ...]:
         return jnp.sum(Categorical(self.logits).log_prob(action), axis=-1)
 
-    def entropy(self) -> Float[Array, "..."]:
+    def entropy(self) -> Float[Array, ...]:
         return jnp.sum(_entropy_from_logits(self.logits), axis=-1)
 
     def sample(self, key: PRNGKeyArray) -> Array:
@@ -97,11 +97,11 @@ class DiagGaussian:
     mean: Float[Array, "... d"]
     log_std: Float[Array, "... d"]
 
-    def log_prob(self, action: Array) -> Float[Array, "..."]:
+    def log_prob(self, action: Array) -> Float[Array, ...]:
         z = (action - self.mean) * jnp.exp(-self.log_std)
         return jnp.sum(-0.5 * z**2 - self.log_std - 0.5 * math.log(2.0 * math.pi), axis=-1)
 
-    def entropy(self) -> Float[Array, "..."]:
+    def entropy(self) -> Float[Array, ...]:
         per_dim = self.log_std + 0.5 * math.log(2.0 * math.pi * math.e)
         return jnp.sum(jnp.broadcast_to(per_dim, self.mean.shape), axis=-1)
 

@@ -38,11 +38,11 @@ import numpy as np
 from jaxtyping import Array, Bool, Int, Int8, PRNGKeyArray
 
 from parallax.core import MARLState
+from parallax_zoo.agents.ladder import board_view, choose_best
+from parallax_zoo.agents.players import MaskedRule
 from parallax_zoo.envs import othello
 from parallax_zoo.envs.board import line_cells, mark_of
 from parallax_zoo.envs.connect_four import ConnectFour
-from parallax_zoo.agents.ladder import board_view, choose_best
-from parallax_zoo.agents.players import MaskedRule
 from parallax_zoo.envs.othello import Othello
 
 WIN = 100_000
@@ -159,9 +159,7 @@ def alphabeta_values(
     return final[-2]
 
 
-def alphabeta_player(
-    game: ConnectFour | Othello, evaluate: Evaluate, order: np.ndarray, depth: int
-) -> MaskedRule:
+def alphabeta_player(game: ConnectFour | Othello, evaluate: Evaluate, order: np.ndarray, depth: int) -> MaskedRule:
     """A ladder player: `alphabeta_values` from the observed position, a random choice among the best first moves."""
 
     def player(observation: Array, action_mask: Array, key: PRNGKeyArray) -> Array:
@@ -232,6 +230,7 @@ _EDGE_RAYS = _edge_rays()
 
 def _cell_order() -> np.ndarray:
     """Corners, other edge cells, inner cells, then the cells beside corners (C- and X-squares), then the pass."""
+
     def rank(cell: int) -> int:
         row, col = divmod(cell, 8)
         near_corner = min(row, 7 - row) <= 1 and min(col, 7 - col) <= 1

@@ -42,13 +42,14 @@ from parallax_zoo.envs import othello
 from parallax_zoo.envs.board import line_cells
 
 
-
-def board_view(observation: Array, shape: tuple[int, ...]) -> Int8[Array, "..."]:
+def board_view(observation: Array, shape: tuple[int, ...]) -> Int8[Array, ...]:
     """An observation, as the env emits it or flattened to floats, as the int8 board of `shape`."""
     return jnp.asarray(observation).astype(jnp.int8).reshape(shape)
 
 
-def choose_best(scores: Float[Array, " moves"], action_mask: Bool[Array, " actions"], key: PRNGKeyArray) -> Int[Array, ""]:
+def choose_best(
+    scores: Float[Array, " moves"], action_mask: Bool[Array, " actions"], key: PRNGKeyArray
+) -> Int[Array, ""]:
     """A uniformly random choice among the legal moves of highest score; the no-op (last action) when no move is legal.
 
     `scores` has one entry per action except the no-op.
@@ -70,7 +71,9 @@ def per_slot(player: MaskedRule) -> Callable[[Array, Array, PRNGKeyArray], Array
         batch = action_mask.shape[:-1]
         keys = jax.random.split(key, int(np.prod(batch))).reshape(batch)
         flat = jax.vmap(player)(
-            observation.reshape(-1, *observation.shape[len(batch) :]), action_mask.reshape(-1, action_mask.shape[-1]), keys.reshape(-1)
+            observation.reshape(-1, *observation.shape[len(batch) :]),
+            action_mask.reshape(-1, action_mask.shape[-1]),
+            keys.reshape(-1),
         )
         return flat.reshape(batch)
 
@@ -125,7 +128,9 @@ def solve_tictactoe() -> np.ndarray:
 _TTT_VALUES = solve_tictactoe()
 
 
-def perfect_tictactoe(observation: Int8[Array, "3 3"], action_mask: Bool[Array, " 10"], key: PRNGKeyArray) -> Int[Array, ""]:
+def perfect_tictactoe(
+    observation: Int8[Array, "3 3"], action_mask: Bool[Array, " 10"], key: PRNGKeyArray
+) -> Int[Array, ""]:
     """Perfect play: a random choice among the moves with the best game-theoretic value."""
     values = jnp.asarray(_TTT_VALUES)[_ttt_index(board_view(observation, (9,)))]
     return choose_best(values.astype(jnp.float32), action_mask, key)
@@ -140,6 +145,7 @@ _C4_INCIDENCE[_C4_LINES, np.arange(len(_C4_LINES))[:, None]] = 1.0
 """Cell-by-line incidence: a board's pieces times it counts each line's pieces, one matrix product per batch."""
 _LINE_SCORE = np.array([0.0, 1.0, 10.0, 100.0, 0.0], np.float32)
 """A line's worth to the side whose 1, 2 or 3 pieces it holds while the other side holds none."""
+
 
 def _lines_through_cells() -> tuple[np.ndarray, np.ndarray]:
     """For each cell, the four-in-a-rows through it `[42, 13, 4]` (padded by repeating its first) and which are real (built once, outside jit)."""
@@ -183,7 +189,9 @@ def line_score(cells: Int8[Array, "*batch 42"]) -> Float[Array, " *batch"]:
     return jnp.sum(_line_worth(own, opponent), axis=-1)
 
 
-def tactical_connect_four(observation: Int8[Array, "6 7"], action_mask: Bool[Array, " 8"], key: PRNGKeyArray) -> Int[Array, ""]:
+def tactical_connect_four(
+    observation: Int8[Array, "6 7"], action_mask: Bool[Array, " 8"], key: PRNGKeyArray
+) -> Int[Array, ""]:
     """One ply: a winning drop; else the drop that blocks the opponent's immediate win; else the one on most open lines.
 
     A cell's open lines are the four-in-a-rows through it that hold no
@@ -288,12 +296,16 @@ def _othello_scores(observation: Int8[Array, "8 8 2"], by_mobility: bool) -> Flo
     return jnp.concatenate([scores, jnp.zeros((1,), jnp.float32)])
 
 
-def positional_othello(observation: Int8[Array, "8 8 2"], action_mask: Bool[Array, " 66"], key: PRNGKeyArray) -> Int[Array, ""]:
+def positional_othello(
+    observation: Int8[Array, "8 8 2"], action_mask: Bool[Array, " 66"], key: PRNGKeyArray
+) -> Int[Array, ""]:
     """The placement whose resulting board has the highest weighted disc sum (`OTHELLO_WEIGHTS`); passes when it must."""
     return choose_best(_othello_scores(observation, by_mobility=False), action_mask, key)
 
 
-def mobility_othello(observation: Int8[Array, "8 8 2"], action_mask: Bool[Array, " 66"], key: PRNGKeyArray) -> Int[Array, ""]:
+def mobility_othello(
+    observation: Int8[Array, "8 8 2"], action_mask: Bool[Array, " 66"], key: PRNGKeyArray
+) -> Int[Array, ""]:
     """The placement that leaves the opponent fewest placements, ties by the weighted disc sum; passes when it must."""
     return choose_best(_othello_scores(observation, by_mobility=True), action_mask, key)
 

@@ -34,9 +34,9 @@ from jaxtyping import PRNGKeyArray
 
 from parallax_zoo.agents import ppo
 from parallax_zoo.agents.field_ranges import FieldRange
+from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import Metrics, PPOConfig, Training, TrainState, model_for
-from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.selfplay import SnapshotBuffer, TrainingOpponent, evaluate_self_play
 from parallax_zoo.agents.sharding import check_divisible
 
@@ -83,9 +83,7 @@ class MAPPOConfig(PPOConfig):
             )
 
 
-def training(
-    config: MAPPOConfig, env: Any, mesh: Mesh | None = None, opponent: Player | None = None
-) -> Training:
+def training(config: MAPPOConfig, env: Any, mesh: Mesh | None = None, opponent: Player | None = None) -> Training:
     """MAPPO's pieces: PPO's (`ppo.training`) with the fixed `opponent` seated in the first
     `opponent_share` of the envs, and `init` seeded with the train half of the key (the other
     half seeds self-play's snapshot matches in `make_train`).
@@ -148,9 +146,7 @@ def make_train(
 
         _, eval_key = jax.random.split(key)
         carry = (state, SnapshotBuffer.create(pieces.policy(state), config.snapshots))
-        (state, _), (metrics, evaluation) = jax.lax.scan(
-            interval, carry, jax.random.split(eval_key, config.snapshots)
-        )
+        (state, _), (metrics, evaluation) = jax.lax.scan(interval, carry, jax.random.split(eval_key, config.snapshots))
         metrics = jax.tree_util.tree_map(lambda m: m.reshape((config.num_updates,) + m.shape[2:]), metrics)
         return pieces.policy(state), {**metrics, "eval": evaluation}
 
@@ -167,5 +163,7 @@ def train(
     function `make_train` returns.
     """
     if not isinstance(config, MAPPOConfig):
-        raise TypeError(f"mappo.train takes a MAPPOConfig, got {type(config).__name__}; train a PPOConfig with ppo.train")
+        raise TypeError(
+            f"mappo.train takes a MAPPOConfig, got {type(config).__name__}; train a PPOConfig with ppo.train"
+        )
     return jax.jit(make_train(config, env, mesh, opponent=opponent))(key)

@@ -209,7 +209,7 @@ class Critic(nn.Module):
     activation: str = "tanh"
 
     @nn.compact
-    def __call__(self, x: Array) -> Float[Array, "..."]:
+    def __call__(self, x: Array) -> Float[Array, ...]:
         rows, batch = as_rows(x)
         x = MLP(self.hidden_sizes, self.activation)(rows)
         return nn.Dense(1, kernel_init=orthogonal(1.0))(x).reshape(batch)

@@ -146,7 +146,9 @@ class MaskedScriptedPlayer:
 
     def act_slots(self, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array]:
         if slots.action_mask is None:
-            raise ValueError("MaskedScriptedPlayer: the env has no action mask; a rule of the observation alone is a ScriptedPlayer")
+            raise ValueError(
+                "MaskedScriptedPlayer: the env has no action mask; a rule of the observation alone is a ScriptedPlayer"
+            )
         batch = slots.active.shape
         observation = slots.observation.reshape(-1, slots.observation.shape[-1])
         mask = slots.action_mask.reshape(-1, slots.action_mask.shape[-1])

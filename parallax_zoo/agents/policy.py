@@ -8,14 +8,12 @@ description is static), so it can be passed into jitted code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, PRNGKeyArray
 
-from parallax.core import AnyEnv
-from parallax.core import MARLState
+from parallax.core import AnyEnv, MARLState
 from parallax.wrappers import VmapWrapper
 from parallax_zoo.agents.distributions import Distribution
 from parallax_zoo.agents.networks import ActorCritic, Params, action_head, agent_space
@@ -68,8 +66,12 @@ class Policy:
         model = self.model
         hidden = "x".join(map(str, model.hidden_sizes))
         critic = "centralized (global observation)" if model.centralized_critic else "per slot"
-        torso = f"MLP {hidden}" if not isinstance(model, RecurrentActorCritic) else (
-            f"embedding {model.hidden_sizes[0]}, GRU {model.rnn_hidden}, heads {hidden.partition('x')[2] or 'linear'}"
+        torso = (
+            f"MLP {hidden}"
+            if not isinstance(model, RecurrentActorCritic)
+            else (
+                f"embedding {model.hidden_sizes[0]}, GRU {model.rnn_hidden}, heads {hidden.partition('x')[2] or 'linear'}"
+            )
         )
         return (
             f"Policy({model.head.kind} actor and {critic} critic, {torso} {model.activation}; "

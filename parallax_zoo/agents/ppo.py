@@ -34,7 +34,6 @@ from parallax_zoo.agents.field_ranges import FieldRange, out_of_range
 from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
-from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.recurrent import Memory, recurrent_actor_critic
 from parallax_zoo.agents.rollout import Transition, collect, collect_recurrent, episode_stats
 from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
@@ -337,7 +336,11 @@ def make_learner(
     grad_fn = jax.value_and_grad(ppo_loss, has_aux=True)
 
     def learn(
-        policy: Policy, opt_state: Any, trajectory: Transition, last_value: Array, key: PRNGKeyArray,
+        policy: Policy,
+        opt_state: Any,
+        trajectory: Transition,
+        last_value: Array,
+        key: PRNGKeyArray,
         memory: Array | None = None,
     ) -> tuple[Policy, Any, Metrics]:
         fixed = None if config.vtrace else advantages_for(policy, trajectory, last_value, config, memory)
@@ -398,8 +401,12 @@ def model_for(env: Any, config: PPOConfig) -> ActorCritic:
 
 
 def init_train_state(
-    config: PPOConfig, model: ActorCritic, env: RecordEpisodeStatistics, optimizer: optax.GradientTransformation,
-    key: PRNGKeyArray, mesh: Mesh | None = None,
+    config: PPOConfig,
+    model: ActorCritic,
+    env: RecordEpisodeStatistics,
+    optimizer: optax.GradientTransformation,
+    key: PRNGKeyArray,
+    mesh: Mesh | None = None,
 ) -> TrainState:
     """Fresh params, optimizer state, normaliser and env states (env batch split across `mesh`, the rest replicated)."""
     key, params_key, reset_key = jax.random.split(key, 3)
@@ -413,8 +420,12 @@ def init_train_state(
 
 
 def make_update(
-    config: PPOConfig, model: ActorCritic, env: RecordEpisodeStatistics, optimizer: optax.GradientTransformation,
-    mesh: Mesh | None = None, opponent: TrainingOpponent | None = None,
+    config: PPOConfig,
+    model: ActorCritic,
+    env: RecordEpisodeStatistics,
+    optimizer: optax.GradientTransformation,
+    mesh: Mesh | None = None,
+    opponent: TrainingOpponent | None = None,
 ) -> Callable[[TrainState, Any], tuple[TrainState, Metrics]]:
     """One PPO iteration as a `lax.scan` body: collect, estimate advantages, learn, update the normaliser.
 
@@ -535,5 +546,7 @@ def train(config: PPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None =
     A `MAPPOConfig` trains with `mappo.train`.
     """
     if type(config) is not PPOConfig:
-        raise TypeError(f"ppo.train takes a PPOConfig, got {type(config).__name__}; train a {type(config).__name__} with mappo.train")
+        raise TypeError(
+            f"ppo.train takes a PPOConfig, got {type(config).__name__}; train a {type(config).__name__} with mappo.train"
+        )
     return jax.jit(make_train(config, env, mesh))(key)

@@ -122,7 +122,9 @@ class SearchPlayer:
         `greedy=False` samples the root's Gumbel noise at scale 1 whatever the settings say, for varied play.
         """
         if slots.action_mask is None:
-            raise ValueError("SearchPlayer plays turn-based board games, whose states carry action masks; this one has none")
+            raise ValueError(
+                "SearchPlayer plays turn-based board games, whose states carry action masks; this one has none"
+            )
         batch = slots.active.shape[:-1]
         positions = slots.global_observation.reshape(-1, slots.global_observation.shape[-1])
         gumbel_scale = self.settings.gumbel_scale if greedy else 1.0
@@ -139,7 +141,11 @@ class SearchPlayer:
         return self.policy.env_action(action)
 
     def search(
-        self, cells: Int[Array, "games cells"], to_move: Int[Array, " games"], key: PRNGKeyArray, gumbel_scale: float | None = None
+        self,
+        cells: Int[Array, "games cells"],
+        to_move: Int[Array, " games"],
+        key: PRNGKeyArray,
+        gumbel_scale: float | None = None,
     ) -> Int[Array, " games"]:
         """The searched move of the player to move in each position (any action where a game is over).
 
@@ -196,6 +202,7 @@ class SearchPlayer:
         cannot win at once (nor the move itself lose), if any; else all of `mask`. The network's prior has no say."""
         games, actions = mask.shape
         moves = jnp.arange(actions)
+
         def children(state: MARLState) -> MARLState:
             return jax.vmap(lambda move: self.game.step(state, jnp.stack([move, move])))(moves)
 
@@ -220,7 +227,9 @@ class SearchPlayer:
         reward = jnp.take_along_axis(following.agents.reward, mover, axis=1)[:, 0]
         prior, value = self.evaluate(following)
         discount = jnp.where(following.termination, 0.0, -1.0)
-        return search_library().RecurrentFnOutput(reward=reward, discount=discount, prior_logits=prior, value=value), following
+        return search_library().RecurrentFnOutput(
+            reward=reward, discount=discount, prior_logits=prior, value=value
+        ), following
 
 
 @partial(jax.jit, static_argnames="greedy")
@@ -240,7 +249,9 @@ def action_masks(states: MARLState) -> Array:
     """The `[games, agents, actions]` masks of board states (a board game always sets them)."""
     mask = states.agents.action_mask
     if mask is None:
-        raise ValueError("SearchPlayer plays turn-based board games, whose states carry action masks; this one has none")
+        raise ValueError(
+            "SearchPlayer plays turn-based board games, whose states carry action masks; this one has none"
+        )
     return mask
 
 

@@ -20,12 +20,11 @@ import jax.numpy as jnp
 from jax.sharding import Mesh
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from parallax.core import AnyEnv
-from parallax.core import MARLState
+from parallax.core import AnyEnv, MARLState
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
+from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.rollout import Transition, collect, first_episode_returns
 from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 
@@ -162,9 +161,7 @@ def evaluate_self_play(
     Results vs snapshots have a leading `capacity` axis; `snapshot_filled` marks the real ones.
     """
     random_key, snapshot_key = jax.random.split(key)
-    vs_random = head_to_head(
-        env, Greedy(policy), RandomPlayer(policy.model), random_key, num_episodes, max_steps, mesh
-    )
+    vs_random = head_to_head(env, Greedy(policy), RandomPlayer(policy.model), random_key, num_episodes, max_steps, mesh)
 
     def against(snapshot: Policy, match_key: PRNGKeyArray) -> Results:
         return head_to_head(env, policy, snapshot, match_key, num_episodes, max_steps, mesh)

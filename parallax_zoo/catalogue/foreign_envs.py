@@ -107,8 +107,8 @@ def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
     except ImportError as error:
         extra = ADAPTER_EXTRAS[adapter]
         raise MissingExtraError(
-            f"{env_id} needs {module!r}, which is not importable ({error}). "
-            f"Install it with: {install_command(extra)}", extra
+            f"{env_id} needs {module!r}, which is not importable ({error}). Install it with: {install_command(extra)}",
+            extra,
         ) from error
 
 
@@ -239,7 +239,11 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
     try:
         env = jaxmarl.make(foreign_id, **settings)
     except TypeError as error:  # JaxMARL builds some ids (MPE facmac 3a/6a/9a) from factories that take no settings
-        fixed = f" (a fixed episode length of {default_length} steps: max_steps={max_steps} cannot be applied)" if limit else ""
+        fixed = (
+            f" (a fixed episode length of {default_length} steps: max_steps={max_steps} cannot be applied)"
+            if limit
+            else ""
+        )
         raise InvalidKwargError(f"{env_id} does not take the settings {sorted(settings)}{fixed}: {error}") from error
     adapted = adapter.JaxMARLAdapter(env)
     return TimeLimit(adapted, max_steps) if cut_short and max_steps is not None else adapted

@@ -72,8 +72,12 @@ def require_menagerie_assets(env_id: str, playground: Any, foreign_id: str) -> N
         return
     commit = getattr(mjx_env, "MENAGERIE_COMMIT_SHA", None)
     checkout = f" && git -C {root} checkout {commit}" if commit else ""
-    provide = f"git clone {MENAGERIE_URL} {root}{checkout}" if not root.exists() else (
-        f"copy them from a MuJoCo Menagerie checkout ({MENAGERIE_URL}{f' at {commit}' if commit else ''}) into {root}"
+    provide = (
+        f"git clone {MENAGERIE_URL} {root}{checkout}"
+        if not root.exists()
+        else (
+            f"copy them from a MuJoCo Menagerie checkout ({MENAGERIE_URL}{f' at {commit}' if commit else ''}) into {root}"
+        )
     )
     raise MissingAssetsError(
         f"{env_id} needs MuJoCo Menagerie's robot assets ({', '.join(missing)}), which MuJoCo Playground reads from "

@@ -92,7 +92,7 @@ def check_repo_id(repo_id: object) -> None:
 def _check_revision(revision: object, repo_id: str) -> None:
     if revision != "main" and (not isinstance(revision, str) or not _COMMIT.fullmatch(revision)):
         raise BaselinePinError(
-            f"invalid revision {revision!r} in the pin of {repo_id}: expected \"main\" (not pushed yet) or the "
+            f'invalid revision {revision!r} in the pin of {repo_id}: expected "main" (not pushed yet) or the '
             "40-character lowercase hex commit id that `parallax-zoo push ID` printed"
         )
 
@@ -138,5 +138,3 @@ def baseline_dirname(env_id: str) -> str:
 def baseline_repo_id(env_id: str) -> str:
     """The Hub repo a baseline is pinned to before a push says otherwise: "parallax-zoo/<baseline_dirname>"."""
     return f"parallax-zoo/{baseline_dirname(env_id)}"
-
-

@@ -32,10 +32,14 @@ from parallax_zoo.catalogue.player_names import RESERVED_PLAYERS
 from parallax_zoo.catalogue.signatures import InvalidKwargError, check_kwargs
 from parallax_zoo.errors import UserError
 
-NATIVE_ID = re.compile(r"^(?:(?P<namespace>[a-z][a-z0-9_]*)/)?(?P<name>[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)-v(?P<version>\d+)$")
+NATIVE_ID = re.compile(
+    r"^(?:(?P<namespace>[a-z][a-z0-9_]*)/)?(?P<name>[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z][A-Za-z0-9_]*)*)-v(?P<version>\d+)$"
+)
 """`Name-vN`, optionally under a lower-case namespace: `GridWorld-Masked-v0`, `myorg/Maze-v2`."""
 
-ADAPTED_ID = re.compile(r"^(?P<namespace>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*?)(?:-v(?P<version>\d+))?$")
+ADAPTED_ID = re.compile(
+    r"^(?P<namespace>[a-z][a-z0-9_]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*?)(?:-v(?P<version>\d+))?$"
+)
 """`adapter/ForeignName`, with `-vN` where the foreign library versions its ids (Pgx's `2048` starts with a digit)."""
 
 NATIVE_NAMESPACE = "native"
@@ -151,8 +155,10 @@ class EnvSpec:
         """One line: id, kind, agents, max_steps and reference score; `describe()` has every field and the pins."""
         score = "-" if self.reference_score is None else f"{self.reference_score:.3f}"
         baseline = "" if self.baseline is None else f", baseline={self.baseline.repo_id}@{self.baseline.revision[:12]}"
-        return (f"EnvSpec({self.id!r}, kind={self.kind}, agents={self.num_agents}, max_steps={self.max_steps}, "
-                f"reference_score={score}{baseline})")
+        return (
+            f"EnvSpec({self.id!r}, kind={self.kind}, agents={self.num_agents}, max_steps={self.max_steps}, "
+            f"reference_score={score}{baseline})"
+        )
 
     def describe(self) -> str:
         """Every field on its own line, the baseline's pinned files with their sha256s indented under it."""
@@ -169,7 +175,7 @@ class EnvSpec:
 
     @property
     def kind(self) -> str:
-        """"native" for an entry point, else the adapter's name."""
+        """ "native" for an entry point, else the adapter's name."""
         return self.adapter or "native"
 
     def problems(self) -> list[tuple[str, str]]:
@@ -177,14 +183,20 @@ class EnvSpec:
         found: list[tuple[str, str]] = []
         found += _id_problems(self.id, self.adapter)
         if (self.entry_point is None) == (self.adapter is None):
-            found.append(("entry_point", "give exactly one of 'entry_point' (module:Class) or 'adapter' with 'foreign_id'"))
-        if self.entry_point is not None and not (isinstance(self.entry_point, str) and ENTRY_POINT.match(self.entry_point)):
+            found.append(
+                ("entry_point", "give exactly one of 'entry_point' (module:Class) or 'adapter' with 'foreign_id'")
+            )
+        if self.entry_point is not None and not (
+            isinstance(self.entry_point, str) and ENTRY_POINT.match(self.entry_point)
+        ):
             found.append(("entry_point", f"must look like 'package.module:ClassName', got {self.entry_point!r}"))
         if self.adapter is not None:
             if self.adapter not in BUILDERS:
                 found.append(("adapter", f"must be one of {sorted(BUILDERS)}, got {self.adapter!r}"))
             if not isinstance(self.foreign_id, str) or not self.foreign_id:
-                found.append(("foreign_id", f"an adapted env needs the foreign library's env name, got {self.foreign_id!r}"))
+                found.append(
+                    ("foreign_id", f"an adapted env needs the foreign library's env name, got {self.foreign_id!r}")
+                )
         elif self.foreign_id is not None:
             found.append(("foreign_id", "only adapted envs (with 'adapter') have a foreign_id"))
         if not isinstance(self.kwargs, Mapping) or not all(isinstance(k, str) for k in self.kwargs):
@@ -196,11 +208,15 @@ class EnvSpec:
         if not (_is_int(self.num_agents) and self.num_agents >= 1):
             found.append(("num_agents", f"must be an int >= 1, got {self.num_agents!r}"))
         elif self.multi_agent is False and self.num_agents != 1:
-            found.append(("num_agents", f"a single-agent env has num_agents 1, got {self.num_agents}; set multi_agent: true"))
+            found.append(
+                ("num_agents", f"a single-agent env has num_agents 1, got {self.num_agents}; set multi_agent: true")
+            )
         if not isinstance(self.tags, tuple) or not all(isinstance(t, str) for t in self.tags):
             found.append(("tags", f"must be a list of strings, got {self.tags!r}"))
         if self.baseline is not None and not isinstance(self.baseline, BaselinePin):
-            found.append(("baseline", f"must be null or a mapping with repo_id, revision, files; got {self.baseline!r}"))
+            found.append(
+                ("baseline", f"must be null or a mapping with repo_id, revision, files; got {self.baseline!r}")
+            )
         if not isinstance(self.opponents, Mapping):
             found.append(("opponents", f"must be a mapping from names to 'module:function', got {self.opponents!r}"))
         else:
@@ -212,7 +228,9 @@ class EnvSpec:
             if self.opponents and "zero-sum" not in (self.tags or ()):
                 found.append(("opponents", "only zero-sum games (tag 'zero-sum') have opponents"))
         score = self.reference_score
-        if score is not None and not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)):
+        if score is not None and not (
+            isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
+        ):
             found.append(("reference_score", f"must be a finite number or null, got {score!r}"))
         return found
 
@@ -231,7 +249,9 @@ class EnvSpec:
             if name not in known:
                 close = difflib.get_close_matches(str(name), known, n=1)
                 hint = f" Did you mean '{close[0]}'?" if close else ""
-                raise InvalidSpecError(label, str(name), f"is not a spec field.{hint} Fields: {', '.join(known)}.", source)
+                raise InvalidSpecError(
+                    label, str(name), f"is not a spec field.{hint} Fields: {', '.join(known)}.", source
+                )
         try:
             return cls(**dict(entry))
         except InvalidSpecError as error:
@@ -259,7 +279,9 @@ class Registry:
         for position, entry in enumerate(data["envs"]):
             env_spec = EnvSpec.from_mapping(entry, source, position)
             if env_spec.id in registry._specs:
-                raise DuplicateEnvError(f"{source}: entry #{position} repeats the id {env_spec.id!r}; ids must be unique")
+                raise DuplicateEnvError(
+                    f"{source}: entry #{position} repeats the id {env_spec.id!r}; ids must be unique"
+                )
             registry.register(env_spec)
         return registry
 
@@ -299,8 +321,10 @@ class Registry:
         made = env_spec
         if (max_steps is not None and max_steps != env_spec.max_steps) or overrides:
             made = dataclasses.replace(
-                env_spec, max_steps=env_spec.max_steps if max_steps is None else max_steps,
-                kwargs={**env_spec.kwargs, **overrides}, reference_score=None,
+                env_spec,
+                max_steps=env_spec.max_steps if max_steps is None else max_steps,
+                kwargs={**env_spec.kwargs, **overrides},
+                reference_score=None,
             )
         env: Any = build(made if max_steps is not None else env_spec, validate=validate, **overrides)
         return _carrying_spec(env, made)
@@ -346,7 +370,9 @@ class Registry:
 
     def _require_namespace(self, namespace: str) -> None:
         if namespace not in self.namespaces():
-            raise NamespaceNotFoundError(namespace, difflib.get_close_matches(namespace, self.namespaces(), n=3), self.namespaces())
+            raise NamespaceNotFoundError(
+                namespace, difflib.get_close_matches(namespace, self.namespaces(), n=3), self.namespaces()
+            )
 
     def copy(self) -> Registry:
         """An independent registry holding the same specs."""
@@ -390,7 +416,9 @@ def _id_problems(env_id: Any, adapter: Any) -> list[tuple[str, str]]:
         return [("id", f"must be a string like 'Name-v0', got {env_id!r}")]
     if adapter is None:
         if not NATIVE_ID.match(env_id):
-            return [("id", f"must look like 'Name-vN' (e.g. 'Race-v0'), optionally 'namespace/Name-vN'; got {env_id!r}")]
+            return [
+                ("id", f"must look like 'Name-vN' (e.g. 'Race-v0'), optionally 'namespace/Name-vN'; got {env_id!r}")
+            ]
         return []
     match = ADAPTED_ID.match(env_id)
     if not match:
@@ -424,7 +452,8 @@ def _load_entry_point(env_spec: EnvSpec) -> Any:
     target = _import_target(env_spec.id, "entry_point", str(env_spec.entry_point))
     if not callable(target):
         raise InvalidSpecError(
-            repr(env_spec.id), "entry_point",
+            repr(env_spec.id),
+            "entry_point",
             f"{env_spec.entry_point!r} names {type(target).__name__} {target!r}, not a class or factory function; "
             "point it at the env's class, e.g. 'package.module:MyEnv'",
         )
@@ -436,16 +465,24 @@ def _import_target(env_id: str, field_name: str, target_path: str) -> Any:
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
-        raise RegistryError(f"{env_id}: cannot import {module_name!r} from {field_name} {target_path!r}: {error}") from error
+        raise RegistryError(
+            f"{env_id}: cannot import {module_name!r} from {field_name} {target_path!r}: {error}"
+        ) from error
     for part in attribute.split("."):
         if not hasattr(target, part):
-            raise RegistryError(f"{env_id}: {field_name} {target_path!r} names {part!r}, which {module_name!r} does not define")
+            raise RegistryError(
+                f"{env_id}: {field_name} {target_path!r} names {part!r}, which {module_name!r} does not define"
+            )
         target = getattr(target, part)
     return target
 
 
 def _describe(env_spec: EnvSpec) -> str:
-    return f"entry_point {env_spec.entry_point}" if env_spec.entry_point else f"adapter {env_spec.adapter}: {env_spec.foreign_id}"
+    return (
+        f"entry_point {env_spec.entry_point}"
+        if env_spec.entry_point
+        else f"adapter {env_spec.adapter}: {env_spec.foreign_id}"
+    )
 
 
 _default_registry: Registry | None = None

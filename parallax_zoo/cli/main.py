@@ -20,18 +20,18 @@ import jax
 
 import parallax_zoo
 from parallax.adapters.frames import RenderUnavailableError
+from parallax.version import __version__
 from parallax_zoo.atomic import OutputNotWrittenError, check_writable
-from parallax_zoo.catalogue.reference_scores import reference_score_cell
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, baseline_repo_id, format_pin
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.catalogue.reference_scores import reference_score_cell
 from parallax_zoo.catalogue.registry import EnvNotFoundError, EnvSpec, resolve
 from parallax_zoo.catalogue.signatures import InvalidKwargError
 from parallax_zoo.cli.maintain import add_maintain_command
 from parallax_zoo.errors import UserError, one_line
-from parallax_zoo.policies import hub
 from parallax_zoo.judging import progress
 from parallax_zoo.judging.recording import Recording, random_act, record, save_gif
-from parallax.version import __version__
+from parallax_zoo.policies import hub
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -72,9 +72,13 @@ def _check_render_flags(args: argparse.Namespace) -> None:
         return
     out = Path(args.out)
     if out.suffix.lower() != ".gif":
-        raise RenderFlagError(f"--out {args.out}: render writes a GIF; give a path ending in .gif, e.g. {out.with_suffix('.gif')}")
+        raise RenderFlagError(
+            f"--out {args.out}: render writes a GIF; give a path ending in .gif, e.g. {out.with_suffix('.gif')}"
+        )
     if not out.parent.is_dir():
-        raise RenderFlagError(f"--out {args.out}: the folder {out.parent} does not exist; create it first or write elsewhere")
+        raise RenderFlagError(
+            f"--out {args.out}: the folder {out.parent} does not exist; create it first or write elsewhere"
+        )
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -84,14 +88,18 @@ def _render(args: argparse.Namespace) -> int:
     if source == RANDOM:
         act = random_act(env)
     else:
-        from parallax_zoo.policies.loading import resolve_policy
         from parallax_zoo.judging.recording import policy_act
+        from parallax_zoo.policies.loading import resolve_policy
 
         policy = resolve_policy(source, env_spec, env).policy
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
     steps = args.steps if args.steps is not None else env_spec.max_steps or 100
-    print(f"{args.env_id}: playing up to {steps} steps of {source} and drawing them (compiling first: seconds, "
-          "minutes for a physics env)...", file=sys.stderr, flush=True)
+    print(
+        f"{args.env_id}: playing up to {steps} steps of {source} and drawing them (compiling first: seconds, "
+        "minutes for a physics env)...",
+        file=sys.stderr,
+        flush=True,
+    )
     recording = record(env, act, jax.random.key(args.seed), steps)
     out = _save_recording(recording, args.out or f"{baseline_dirname(args.env_id)}.gif", args.fps, args.scale)
     played = _played_line(recording, args.fps)
@@ -116,7 +124,11 @@ def _played_line(recording: Recording, fps: int) -> str:
 
 
 def _result_line(recording: Recording) -> str:
-    return recording.captions()[-1] if recording.length is not None else f"not over after {len(recording.frames) - 1} steps"
+    return (
+        recording.captions()[-1]
+        if recording.length is not None
+        else f"not over after {len(recording.frames) - 1} steps"
+    )
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -124,7 +136,9 @@ def _eval(args: argparse.Namespace) -> int:
     from parallax_zoo.policies.loading import resolve_policy
 
     if args.out and Path(args.out).is_dir():
-        raise UserError(f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. {Path(args.out) / 'result.json'}")
+        raise UserError(
+            f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. {Path(args.out) / 'result.json'}"
+        )
     if args.out:
         check_writable(args.out)
     env_spec, env = resolve(args.env_id)
@@ -134,10 +148,16 @@ def _eval(args: argparse.Namespace) -> int:
     if not result.finite:
         print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
     for opponent, record in result.opponents.items():
-        seats = "  ".join(f"side {side}: {record[f'win_side_{side}']:.0%}/{record[f'draw_side_{side}']:.0%}/"
-                          f"{record[f'loss_side_{side}']:.0%}" for side in (0, 1) if f"win_side_{side}" in record)
-        print(f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}"
-              f"  ({record.get('games', result.episodes):.0f} games; win/draw/loss {seats})")
+        seats = "  ".join(
+            f"side {side}: {record[f'win_side_{side}']:.0%}/{record[f'draw_side_{side}']:.0%}/"
+            f"{record[f'loss_side_{side}']:.0%}"
+            for side in (0, 1)
+            if f"win_side_{side}" in record
+        )
+        print(
+            f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}"
+            f"  ({record.get('games', result.episodes):.0f} games; win/draw/loss {seats})"
+        )
     if env_spec.reference_score is not None:
         print(f"  reference score of the baseline: {reference_score_cell(env_spec)}")
     if args.out:
@@ -159,7 +179,9 @@ def _leaderboard(args: argparse.Namespace) -> int:
     for entry in args.entrant or []:
         env_id, _, source = entry.partition("=")
         if not source:
-            raise UserError(f"--entrant takes ENV_ID=POLICY (POLICY: baseline, random, hub:REPO@COMMIT or a folder), got {entry!r}")
+            raise UserError(
+                f"--entrant takes ENV_ID=POLICY (POLICY: baseline, random, hub:REPO@COMMIT or a folder), got {entry!r}"
+            )
         policy, name, recorded = resolve_policy(source, *resolve(env_id))
         if name in entrants.get(env_id, {}):
             raise UserError(f"--entrant {entry}: {name!r} is entered twice on {env_id}; enter each policy once")
@@ -198,17 +220,22 @@ def _train(args: argparse.Namespace) -> int:
         raise UserError(f"--seeds {args.seeds}: give the number of seeds to train, 1 or more")
     folder = _train_folder(args, env_spec.baseline is not None)
     folders = seed_folders(args.env_id, folder, [args.seed + i for i in range(args.seeds)])
-    folder = train_baseline(env_spec, env, seed=args.seed, config=config, out_dir=folder, seeds=args.seeds,
-                            pin=args.pin, force=args.force)
+    folder = train_baseline(
+        env_spec, env, seed=args.seed, config=config, out_dir=folder, seeds=args.seeds, pin=args.pin, force=args.force
+    )
     for seed, seed_folder in folders.items():
         score = json.loads((seed_folder / "eval.json").read_text())["mean"]
         print(f"{args.env_id}: seed {seed} written to {seed_folder}, evaluated mean return {score:.3f}")
     if args.pin:
-        print(f"pinned {folder} (seed {args.seed}) in registry.yaml "
-              f"(revision main; `parallax-zoo push {args.env_id}` gives the commit)")
+        print(
+            f"pinned {folder} (seed {args.seed}) in registry.yaml "
+            f"(revision main; `parallax-zoo push {args.env_id}` gives the commit)"
+        )
     else:
-        print(f"  evaluate it with `parallax-zoo eval {args.env_id} --policy {folder}`; "
-              f"`--pin` makes a run the official baseline")
+        print(
+            f"  evaluate it with `parallax-zoo eval {args.env_id} --policy {folder}`; "
+            f"`--pin` makes a run the official baseline"
+        )
     return 0
 
 
@@ -248,8 +275,10 @@ def _config_with_overrides(config: Any, args: argparse.Namespace) -> Any:
         if not equals or not name:
             raise UserError(f"--set takes FIELD=VALUE, e.g. --set learning_rate=3e-4; got {item!r}")
         if name not in types or name == "env_id":
-            raise UserError(f"--set {item}: {type(config).__name__} has no field {name!r}. "
-                            + _close_fields(name, [n for n in types if n != "env_id"]))
+            raise UserError(
+                f"--set {item}: {type(config).__name__} has no field {name!r}. "
+                + _close_fields(name, [n for n in types if n != "env_id"])
+            )
         changes[name] = _parse_field(name, text, getattr(config, name), item)
     if not changes:
         return config
@@ -260,7 +289,7 @@ def _config_with_overrides(config: Any, args: argparse.Namespace) -> Any:
 
 
 def _close_fields(name: str, fields: list[str]) -> str:
-    """"Did you mean ...?" with the fields close to `name` (by difflib, or whose words' initials spell it, as lr for
+    """ "Did you mean ...?" with the fields close to `name` (by difflib, or whose words' initials spell it, as lr for
     learning_rate), else the list of fields."""
     import difflib
 
@@ -297,8 +326,13 @@ def _parse_field(name: str, text: str, current: Any, item: str) -> Any:
     if expected is tuple and isinstance(value, (list, int)) and not isinstance(value, bool):
         value = tuple(value) if isinstance(value, list) else (value,)
     if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-        shown = {bool: "true or false", int: "a whole number", float: "a number", str: "a string",
-                 tuple: "a list like [64,64]"}.get(expected, expected.__name__)
+        shown = {
+            bool: "true or false",
+            int: "a whole number",
+            float: "a number",
+            str: "a string",
+            tuple: "a list like [64,64]",
+        }.get(expected, expected.__name__)
         raise UserError(f"--set {item}: {name} takes {shown} (now {current!r}), got {text!r}")
     return value
 
@@ -316,8 +350,8 @@ def _pin(env_spec: EnvSpec) -> BaselinePin:
 def _demo(args: argparse.Namespace) -> int:
     """Download (or find in the mirror) a baseline, check it, evaluate it against its reference, render it."""
     from parallax_zoo.judging.evaluation import evaluate
-    from parallax_zoo.policies.loading import baseline_files, load_files
     from parallax_zoo.judging.recording import policy_act
+    from parallax_zoo.policies.loading import baseline_files, load_files
 
     env_id = args.env_id
     env_spec, env = resolve(env_id)
@@ -345,7 +379,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
-    UserError, InvalidKwargError, ValueError, LookupError, FileNotFoundError, RenderUnavailableError,
+    UserError,
+    InvalidKwargError,
+    ValueError,
+    LookupError,
+    FileNotFoundError,
+    RenderUnavailableError,
     OutputNotWrittenError,
 )
 """What `main` reports as a user error (one line, exit 2). New code raises a `UserError` subclass."""
@@ -363,10 +402,15 @@ ENV_ID_HELP = "a registered env id, e.g. Race-v0 or gymnax/CartPole-v1 (`paralla
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="parallax-zoo", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"parallax-zoo {__version__}",
-                        help="print the version and exit")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                     help="what to do; `parallax-zoo COMMAND --help` lists its flags")
+    parser.add_argument(
+        "--version", action="version", version=f"parallax-zoo {__version__}", help="print the version and exit"
+    )
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="what to do; `parallax-zoo COMMAND --help` lists its flags",
+    )
 
     listing = commands.add_parser("list", help="every registered env, grouped by namespace")
     listing.add_argument("namespace", nargs="?", help="only this namespace's envs: native, gymnax, pgx, jumanji, ...")
@@ -383,32 +427,58 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--steps", type=int, default=None, help="frames to record (default: the env's max_steps)")
     render.add_argument("--seed", type=int, default=0, help="seed of the episode's reset and actions (default 0)")
     render.add_argument("--fps", type=int, default=8, help="frames per second of the GIF (default 8)")
-    render.add_argument("--scale", type=int, default=None,
-                        help="enlarge each frame this many times (default: to at least 256 px on the short side)")
+    render.add_argument(
+        "--scale",
+        type=int,
+        default=None,
+        help="enlarge each frame this many times (default: to at least 256 px on the short side)",
+    )
     render.set_defaults(run=_render)
 
-    train = commands.add_parser("train", help="train a policy and write its folder (weights, config, eval, curve, card)")
+    train = commands.add_parser(
+        "train", help="train a policy and write its folder (weights, config, eval, curve, card)"
+    )
     train.add_argument("env_id", help=ENV_ID_HELP)
-    train.add_argument("--seed", type=int, default=0,
-                       help="the first seed trained: the one in the output folder, pinned by --pin (default 0)")
+    train.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the first seed trained: the one in the output folder, pinned by --pin (default 0)",
+    )
     train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
     train.add_argument("--out", default=None, help="folder to write (default: runs/ENV_ID/seedSEED, '/' in ids as '-')")
-    train.add_argument("--seeds", type=int, default=1,
-                       help="seeds trained at once, SEED upwards, each saved: seed N beside the output folder as "
-                            "runs/ENV_ID/seedN (or OUT-seedN with --out) (default 1)")
+    train.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="seeds trained at once, SEED upwards, each saved: seed N beside the output folder as "
+        "runs/ENV_ID/seedN (or OUT-seedN with --out) (default 1)",
+    )
     train.add_argument("--total-timesteps", type=int, default=None, help="env steps per seed (overrides the config)")
     train.add_argument("--num-envs", type=int, default=None, help="parallel envs per seed (overrides the config)")
-    train.add_argument("--set", action="append", metavar="FIELD=VALUE",
-                       help="set any config field, e.g. --set learning_rate=1e-3 --set hidden_sizes=[32,32]; repeatable")
-    train.add_argument("--pin", action="store_true",
-                       help="write the official baseline (baselines/ENV_ID) and pin its hashes and score in registry.yaml")
-    train.add_argument("--force", action="store_true",
-                       help="replace a pinned baseline, or write into a folder holding no earlier run of ENV_ID")
+    train.add_argument(
+        "--set",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="set any config field, e.g. --set learning_rate=1e-3 --set hidden_sizes=[32,32]; repeatable",
+    )
+    train.add_argument(
+        "--pin",
+        action="store_true",
+        help="write the official baseline (baselines/ENV_ID) and pin its hashes and score in registry.yaml",
+    )
+    train.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a pinned baseline, or write into a folder holding no earlier run of ENV_ID",
+    )
     train.set_defaults(run=_train)
 
     evaluate = commands.add_parser("eval", help="evaluate a policy under the env's fixed protocol")
     evaluate.add_argument("env_id", help=ENV_ID_HELP)
-    evaluate.add_argument("--policy", default=BASELINE, help="baseline | random | hub:REPO@COMMIT | PATH (default: baseline)")
+    evaluate.add_argument(
+        "--policy", default=BASELINE, help="baseline | random | hub:REPO@COMMIT | PATH (default: baseline)"
+    )
     evaluate.add_argument("--out", help="write the result as JSON here")
     evaluate.set_defaults(run=_eval)
 
@@ -428,7 +498,9 @@ def build_parser() -> argparse.ArgumentParser:
     push.add_argument("--private", action="store_true", help="create the Hub repo as private")
     push.set_defaults(run=_push)
 
-    demo = commands.add_parser("demo", help="a baseline fetched and verified, evaluated against its reference, rendered")
+    demo = commands.add_parser(
+        "demo", help="a baseline fetched and verified, evaluated against its reference, rendered"
+    )
     demo.add_argument("env_id", nargs="?", default="Race-v0", help="an env id with a pinned baseline (default Race-v0)")
     demo.add_argument("--out", default="demo", help="folder for the GIF")
     demo.set_defaults(run=_demo)

@@ -26,13 +26,23 @@ def _remeasure(args: argparse.Namespace) -> int:
     for env_id in args.env_ids or shipped_baselines():
         spec = remeasure(*resolve(env_id), args.registry)
         record = json.loads((hub.mirror_folder(env_id) / EVAL_FILE).read_text(encoding="utf-8"))
-        print(f"{env_id}: reference score {spec.reference_score}" + (
-            f", Elo {record['elo']['elo']:.0f} [{record['elo']['low']:.0f}, {record['elo']['high']:.0f}]"
-            if "elo" in record else ""))
+        print(
+            f"{env_id}: reference score {spec.reference_score}"
+            + (
+                f", Elo {record['elo']['elo']:.0f} [{record['elo']['low']:.0f}, {record['elo']['high']:.0f}]"
+                if "elo" in record
+                else ""
+            )
+        )
         for opponent, games in record.get("opponents", {}).items():
-            print(f"  vs {opponent:10} " + "  ".join(
-                f"side {side}: win {games[f'win_side_{side}']:.1%} draw {games[f'draw_side_{side}']:.1%} "
-                f"loss {games[f'loss_side_{side}']:.1%}" for side in (0, 1)))
+            print(
+                f"  vs {opponent:10} "
+                + "  ".join(
+                    f"side {side}: win {games[f'win_side_{side}']:.1%} draw {games[f'draw_side_{side}']:.1%} "
+                    f"loss {games[f'loss_side_{side}']:.1%}"
+                    for side in (0, 1)
+                )
+            )
     return 0
 
 
@@ -62,27 +72,37 @@ def add_maintain_command(commands: Any) -> None:
     """The `maintain` command and its subcommands, on the command line's subparsers `commands` (the jobs' modules
     are imported when a job runs, so building the parser stays quick)."""
     maintain = commands.add_parser("maintain", help="re-measure baselines, fit the Elo anchors, fine-tune a baseline")
-    jobs = maintain.add_subparsers(dest="job", required=True, metavar="JOB",
-                                   help="the job; `parallax-zoo maintain JOB --help` lists its flags")
+    jobs = maintain.add_subparsers(
+        dest="job", required=True, metavar="JOB", help="the job; `parallax-zoo maintain JOB --help` lists its flags"
+    )
 
-    remeasure = jobs.add_parser("remeasure",
-                                help="re-measure shipped baselines under the current protocol and pin them")
+    remeasure = jobs.add_parser(
+        "remeasure", help="re-measure shipped baselines under the current protocol and pin them"
+    )
     remeasure.add_argument("env_ids", nargs="*", help="baselines to re-measure (default: every shipped one)")
-    remeasure.add_argument("--registry", type=Path, default=None,
-                           help="registry.yaml to pin in (default: the package's)")
+    remeasure.add_argument(
+        "--registry", type=Path, default=None, help="registry.yaml to pin in (default: the package's)"
+    )
     remeasure.set_defaults(run=_remeasure)
 
     anchors = jobs.add_parser("anchors", help="fit the Elo anchors of the opponent ladder")
     anchors.add_argument("env_ids", nargs="*", help="envs to fit (default: every zero-sum env with scripted opponents)")
-    anchors.add_argument("--games", type=int, default=None,
-                         help="games per pair (default: the shipped fit's, `judging.anchors.ANCHOR_GAMES`)")
-    anchors.add_argument("--write", action="store_true",
-                         help="write the fit to parallax_zoo/judging/ladder_anchors.json (else print it)")
+    anchors.add_argument(
+        "--games",
+        type=int,
+        default=None,
+        help="games per pair (default: the shipped fit's, `judging.anchors.ANCHOR_GAMES`)",
+    )
+    anchors.add_argument(
+        "--write", action="store_true", help="write the fit to parallax_zoo/judging/ladder_anchors.json (else print it)"
+    )
     anchors.set_defaults(run=_anchors)
 
     fine_tune = jobs.add_parser("fine-tune", help="fine-tune a board baseline against the opponent ladder")
-    fine_tune.add_argument("env_id", help="a board game with a fine-tuning recipe (`baselines.fine_tune.RECIPES`): "
-                                          "ConnectFour-v0 or Othello-v0")
+    fine_tune.add_argument(
+        "env_id",
+        help="a board game with a fine-tuning recipe (`baselines.fine_tune.RECIPES`): ConnectFour-v0 or Othello-v0",
+    )
     fine_tune.add_argument("start", help="the policy folder to start from (config.yaml and model.safetensors)")
     fine_tune.add_argument("out", help="the baseline folder to write")
     fine_tune.add_argument("--seed", type=int, default=0, help="seed of the fine-tune (default 0)")

@@ -124,7 +124,9 @@ class BoardGame(Generic[GameT]):
         """
         require_key(key, f"{type(self).__name__}.position")
         if isinstance(to_move, int) and to_move not in (0, 1):
-            raise ValueError(f"{type(self).__name__}.position: to_move must be 0 (slot 0, X) or 1 (slot 1, O), got {to_move}.")
+            raise ValueError(
+                f"{type(self).__name__}.position: to_move must be 0 (slot 0, X) or 1 (slot 1, O), got {to_move}."
+            )
         cells = jnp.asarray(cells)
         size = self.height * self.width
         if cells.shape != (size,):
@@ -144,11 +146,21 @@ class BoardGame(Generic[GameT]):
         raise NotImplementedError
 
     def _state(
-        self, position: Position, step_count: Int[Array, ""], key: PRNGKeyArray, finished_before: Bool[Array, ""] | None = None
+        self,
+        position: Position,
+        step_count: Int[Array, ""],
+        key: PRNGKeyArray,
+        finished_before: Bool[Array, ""] | None = None,
     ) -> MARLState:
         return game_state(
-            env_state=position.game, legal_moves=position.legal_moves, ended=position.ended,
-            height=self.height, width=self.width, turn_plane=self.turn_plane, step_count=step_count, key=key,
+            env_state=position.game,
+            legal_moves=position.legal_moves,
+            ended=position.ended,
+            height=self.height,
+            width=self.width,
+            turn_plane=self.turn_plane,
+            step_count=step_count,
+            key=key,
             finished_before=finished_before,
         )
 
@@ -211,7 +223,9 @@ def played_move(state: MARLState, action: Int[Array, " 2"]) -> Int[Array, ""]:
     return jnp.max(jnp.where(legal, action, -1))
 
 
-def turn_mask(legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended: Bool[Array, ""]) -> Bool[Array, "2 actions"]:
+def turn_mask(
+    legal_moves: Bool[Array, " moves"], to_move: Int[Array, ""], ended: Bool[Array, ""]
+) -> Bool[Array, "2 actions"]:
     """Both players' action masks: the mover gets `legal_moves`, the waiting player only the no-op.
 
     Once the game has ended both players get only the no-op, so every mask

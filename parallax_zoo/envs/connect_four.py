@@ -88,7 +88,9 @@ class ConnectFour(board.BoardGame[ConnectFourState]):
         open_columns = heights < self.height
         full = ~jnp.any(open_columns)
         winner, ended = board.placement_outcome(legal, won, full, game.to_move)
-        next_game = ConnectFourState(board=placed, to_move=1 - game.to_move, winner=winner, heights=heights, columns=columns)
+        next_game = ConnectFourState(
+            board=placed, to_move=1 - game.to_move, winner=winner, heights=heights, columns=columns
+        )
         return board.Position(next_game, open_columns, ended)
 
     def _position(self, cells: Int8[Array, " 42"], to_move: Int[Array, ""]) -> board.Position:
@@ -96,7 +98,9 @@ class ConnectFour(board.BoardGame[ConnectFourState]):
         grid = cells.reshape(self.height, self.width)
         heights = jnp.sum(grid != 0, axis=0).astype(jnp.int8)
         row_bits = jnp.left_shift(1, jnp.arange(self.height - 1, -1, -1, dtype=jnp.int32))[:, None]
-        columns = jnp.stack([jnp.sum(jnp.where(grid == mark, row_bits, 0), axis=0) for mark in (1, -1)]).astype(jnp.int32)
+        columns = jnp.stack([jnp.sum(jnp.where(grid == mark, row_bits, 0), axis=0) for mark in (1, -1)]).astype(
+            jnp.int32
+        )
         won = jnp.stack([_four_in_a_row(columns[0]), _four_in_a_row(columns[1])])
         open_columns = heights < self.height
         winner = jnp.where(won[0], 0, jnp.where(won[1], 1, board.NO_WINNER)).astype(jnp.int32)

@@ -26,8 +26,8 @@ MOVES = np.array([[0, 1], [0, -1], [1, 0], [-1, 0]], dtype=np.int32)
 class GridState:
     """The agent's cell and the goal's cell, as integer `(x, y)` pairs."""
 
-    position: Int[Array, "2"]
-    goal: Int[Array, "2"]
+    position: Int[Array, 2]
+    goal: Int[Array, 2]
 
 
 @jax.tree_util.register_dataclass
@@ -35,7 +35,7 @@ class GridState:
 class MaskedState(State):
     """A `State` that also carries the legal moves (the protocol's custom-field example)."""
 
-    action_mask: Bool[Array, "4"]
+    action_mask: Bool[Array, 4]
 
 
 class GridWorld:
@@ -65,7 +65,9 @@ class GridWorld:
         cell_pixels: Annotated[int, Range(ge=1)] = 16,
     ):
         """`size` is at least 2 so that a goal differs from the start."""
-        check_arguments(GridWorld, {"size": size, "step_cost": step_cost, "cell_pixels": cell_pixels}, type(self).__name__)
+        check_arguments(
+            GridWorld, {"size": size, "step_cost": step_cost, "cell_pixels": cell_pixels}, type(self).__name__
+        )
         self.size = size
         self.step_cost = float(step_cost)
         self.cell_pixels = cell_pixels
@@ -93,7 +95,7 @@ class GridWorld:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(size={self.size}, step_cost={self.step_cost})"
 
-    def legal_moves(self, position: Int[Array, "2"]) -> Bool[Array, "4"]:
+    def legal_moves(self, position: Int[Array, 2]) -> Bool[Array, 4]:
         """Which of the four moves stay on the grid."""
         target = position + jnp.asarray(MOVES)
         return jnp.all((target >= 0) & (target < self.size), axis=-1)
@@ -111,9 +113,13 @@ class GridWorld:
         cell = self.cell_pixels
         image = rendering.grid_lines(rendering.canvas(self.size * cell, self.size * cell), cell)
         goal_row, goal_col = self.size - 1 - grid.goal[1], grid.goal[0]
-        image = rendering.fill_rect(image, goal_row * cell + 1, goal_col * cell + 1, cell - 1, cell - 1, rendering.GREEN)
+        image = rendering.fill_rect(
+            image, goal_row * cell + 1, goal_col * cell + 1, cell - 1, cell - 1, rendering.GREEN
+        )
         agent_row, agent_col = self.size - 1 - grid.position[1], grid.position[0]
-        return rendering.fill_circle(image, (agent_row + 0.5) * cell, (agent_col + 0.5) * cell, 0.35 * cell, rendering.BLUE)
+        return rendering.fill_circle(
+            image, (agent_row + 0.5) * cell, (agent_col + 0.5) * cell, 0.35 * cell, rendering.BLUE
+        )
 
     def _state(self, grid: GridState, reward: Float[Array, ""], step_count: Int[Array, ""], key: PRNGKeyArray) -> State:
         return State(

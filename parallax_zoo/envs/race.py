@@ -56,7 +56,12 @@ class Race:
         step_cost: float = 0.01,
         cell_pixels: Annotated[int, Range(ge=1)] = 12,
     ):
-        arguments = {"num_agents": num_agents, "track_length": track_length, "step_cost": step_cost, "cell_pixels": cell_pixels}
+        arguments = {
+            "num_agents": num_agents,
+            "track_length": track_length,
+            "step_cost": step_cost,
+            "cell_pixels": cell_pixels,
+        }
         check_arguments(Race, arguments, "Race")
         self.num_agents = num_agents
         self.track_length = track_length
@@ -80,7 +85,9 @@ class Race:
         active = position < self.track_length
         finished_now = acted & ~active
         reward = jnp.where(finished_now, 1.0, 0.0) - self.step_cost * acted
-        return self._state(RaceState(position=position), active, reward.astype(jnp.float32), state.step_count + 1, state.key)
+        return self._state(
+            RaceState(position=position), active, reward.astype(jnp.float32), state.step_count + 1, state.key
+        )
 
     def __repr__(self) -> str:
         return f"Race(num_agents={self.num_agents}, track_length={self.track_length}, step_cost={self.step_cost})"

@@ -47,16 +47,29 @@ def paint(image: Image, mask: Array, color: Color, where: Array | bool = True) -
     return jnp.where((mask & where)[..., None], jnp.asarray(color, jnp.uint8), image)
 
 
-def fill_rect(image: Image, top: Array | int, left: Array | int, height: Array | int, width: Array | int,
-              color: Color, where: Array | bool = True) -> Image:
+def fill_rect(
+    image: Image,
+    top: Array | int,
+    left: Array | int,
+    height: Array | int,
+    width: Array | int,
+    color: Color,
+    where: Array | bool = True,
+) -> Image:
     """Fill the rectangle of `height x width` pixels whose top-left corner is (`top`, `left`)."""
     rows, cols = _pixel_grid(image)
     mask = (rows >= top) & (rows < top + height) & (cols >= left) & (cols < left + width)
     return paint(image, mask, color, where)
 
 
-def fill_circle(image: Image, center_row: Array | float, center_col: Array | float, radius: Array | float,
-                color: Color, where: Array | bool = True) -> Image:
+def fill_circle(
+    image: Image,
+    center_row: Array | float,
+    center_col: Array | float,
+    radius: Array | float,
+    color: Color,
+    where: Array | bool = True,
+) -> Image:
     """Fill a disc; centre and radius in pixels, fractional values allowed."""
     rows, cols = _pixel_grid(image)
     mask = (rows + 0.5 - center_row) ** 2 + (cols + 0.5 - center_col) ** 2 <= radius**2
@@ -69,8 +82,14 @@ def grid_lines(image: Image, cell: int, color: Color = GREY) -> Image:
     return paint(image, (rows % cell == 0) | (cols % cell == 0), color)
 
 
-def fill_circles(image: Image, center_rows: Array, center_cols: Array, radius: Array | float,
-                 colors: Array | np.ndarray, where: Array | bool = True) -> Image:
+def fill_circles(
+    image: Image,
+    center_rows: Array,
+    center_cols: Array,
+    radius: Array | float,
+    colors: Array | np.ndarray,
+    where: Array | bool = True,
+) -> Image:
     """Fill `n` discs at once: disc `i` at (`center_rows[i]`, `center_cols[i]`) in `colors[i]` where `where[i]`.
 
     Vectorised over the discs, so drawing every agent is one array operation;
@@ -86,8 +105,9 @@ def fill_circles(image: Image, center_rows: Array, center_cols: Array, radius: A
     return jnp.where(inside.any(axis=0)[..., None], jnp.asarray(colors, jnp.uint8)[top], image)
 
 
-def race_track(positions: Array, visible: Array, track_length: int, cell: int,
-               colors: Array | np.ndarray | None = None) -> Image:
+def race_track(
+    positions: Array, visible: Array, track_length: int, cell: int, colors: Array | np.ndarray | None = None
+) -> Image:
     """A race as an image: one lane per agent, cells `0 .. track_length`, the finish column green.
 
     Agent `i` is a disc in lane `i` at cell `positions[i]`, drawn where

@@ -65,8 +65,13 @@ class RespawnRace:
         respawn_delay: Annotated[int, Range(ge=1)] = 3,
         cell_pixels: Annotated[int, Range(ge=1)] = 12,
     ):
-        arguments = {"num_agents": num_agents, "track_length": track_length, "fall_probability": fall_probability,
-                     "respawn_delay": respawn_delay, "cell_pixels": cell_pixels}
+        arguments = {
+            "num_agents": num_agents,
+            "track_length": track_length,
+            "fall_probability": fall_probability,
+            "respawn_delay": respawn_delay,
+            "cell_pixels": cell_pixels,
+        }
         check_arguments(RespawnRace, arguments, "RespawnRace")
         self.num_agents = num_agents
         self.track_length = track_length
@@ -96,7 +101,9 @@ class RespawnRace:
         respawn_timer = jnp.where(leaves, self.respawn_delay, jnp.maximum(race.respawn_timer - 1, 0))
         position = jnp.where(leaves, 0, position)
         reward = jnp.where(finished, 1.0, 0.0).astype(jnp.float32)
-        return self._state(RespawnState(position=position, respawn_timer=respawn_timer), reward, state.step_count + 1, key)
+        return self._state(
+            RespawnState(position=position, respawn_timer=respawn_timer), reward, state.step_count + 1, key
+        )
 
     def __repr__(self) -> str:
         return (

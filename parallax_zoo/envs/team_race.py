@@ -106,7 +106,9 @@ class TeamRace:
         visible = jnp.ones(self.num_agents, jnp.bool_)
         return rendering.race_track(position, visible, self.track_length, self.cell_pixels, TEAM_COLORS)
 
-    def _state(self, race: RaceState, reward: Array, termination: Array, step_count: Array, key: PRNGKeyArray) -> MARLState:
+    def _state(
+        self, race: RaceState, reward: Array, termination: Array, step_count: Array, key: PRNGKeyArray
+    ) -> MARLState:
         progress = race.position.astype(jnp.float32) / self.track_length
         view = jnp.concatenate([progress[self._view], jnp.asarray(self._rank)[:, None]], axis=1)
         return MARLState(

@@ -26,8 +26,8 @@ from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.player_factories import opponent_player
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult
 from parallax_zoo.judging.ratings import RANDOM_ELO, MatchRecord, Rating, fit_ratings, recorded_matches, round_robin
 
@@ -45,8 +45,11 @@ class StaleAnchorsError(ValueError):
 
 def anchored_envs() -> list[str]:
     """The registered zero-sum games that name scripted opponents: the envs with a ladder to anchor."""
-    return [env_id for env_id in registry.list_envs()
-            if "zero-sum" in registry.spec(env_id).tags and registry.spec(env_id).opponents]
+    return [
+        env_id
+        for env_id in registry.list_envs()
+        if "zero-sum" in registry.spec(env_id).tags and registry.spec(env_id).opponents
+    ]
 
 
 def anchoring_fit(
@@ -66,9 +69,13 @@ def anchors_document(envs_to_fit: Sequence[tuple[EnvSpec, Any]], games: int = AN
     for env_spec, env in envs_to_fit:
         ratings, records = anchoring_fit(env_spec, env, games)
         envs[env_spec.id] = {
-            "ratings": {name: {"elo": r.elo, "low": r.low, "high": r.high, "games": r.games} for name, r in ratings.items()},
-            "records": [{"players": list(pair), "wins": r.wins, "draws": r.draws, "losses": r.losses}
-                        for pair, r in records.items()],
+            "ratings": {
+                name: {"elo": r.elo, "low": r.low, "high": r.high, "games": r.games} for name, r in ratings.items()
+            },
+            "records": [
+                {"players": list(pair), "wins": r.wins, "draws": r.draws, "losses": r.losses}
+                for pair, r in records.items()
+            ],
         }
     return {"protocol_version": PROTOCOL_VERSION, "games_per_pair": games, "envs": envs}
 
@@ -80,7 +87,11 @@ def load_anchors(env_id: str, path: str | Path = ANCHORS_FILE) -> dict[str, Rati
     another protocol version is a `StaleAnchorsError`.
     """
     path = Path(path)
-    document = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"protocol_version": PROTOCOL_VERSION, "envs": {}}
+    document = (
+        json.loads(path.read_text(encoding="utf-8"))
+        if path.is_file()
+        else {"protocol_version": PROTOCOL_VERSION, "envs": {}}
+    )
     if document["protocol_version"] != PROTOCOL_VERSION:
         raise StaleAnchorsError(
             f"{path} holds the anchoring fit of evaluation protocol version {document['protocol_version']}, not "

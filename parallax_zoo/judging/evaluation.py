@@ -25,13 +25,12 @@ import numpy as np
 from jax.sharding import Mesh
 
 from parallax.core import AnyEnv
-from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax.version import package_versions
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.player_factories import as_player, opponent_player
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.judging import programs, progress
 from parallax_zoo.judging.intervals import mean_interval
@@ -172,11 +171,12 @@ class EvalResult:
     def __repr__(self) -> str:
         """Mean, 95% CI, episodes and the record against each opponent; the scores themselves stay in `scores`."""
         low, high = self.ci95
-        text = (f"EvalResult({self.env_id}, {self.policy}: mean {self.mean:.3f}, 95% CI [{low:.3f}, {high:.3f}], "
-                f"{self.episodes} episodes" + (", all scored the same" if self.all_equal else ""))
+        text = (
+            f"EvalResult({self.env_id}, {self.policy}: mean {self.mean:.3f}, 95% CI [{low:.3f}, {high:.3f}], "
+            f"{self.episodes} episodes" + (", all scored the same" if self.all_equal else "")
+        )
         for opponent, record in self.opponents.items():
-            text += (f"; vs {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} "
-                     f"loss {record['loss']:.1%}")
+            text += f"; vs {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} loss {record['loss']:.1%}"
         return text + ")"
 
     def to_json(self) -> str:
@@ -199,7 +199,9 @@ class EvalResult:
             "all_equal": self.all_equal,
             "finished": _finite_or_none(self.finished),
             "per_agent": [_finite_or_none(x) for x in self.per_agent],
-            "opponents": {name: {k: _finite_or_none(v) for k, v in record.items()} for name, record in self.opponents.items()},
+            "opponents": {
+                name: {k: _finite_or_none(v) for k, v in record.items()} for name, record in self.opponents.items()
+            },
             "scores": [_finite_or_none(x) for x in self.scores],
             "versions": self.versions,
         }
@@ -216,7 +218,9 @@ class EvalResult:
             protocol=EvalProtocol(**fields),
             scores=tuple(_number(x) for x in data["scores"]),
             per_agent=tuple(_number(x) for x in data.get("per_agent", ())),
-            opponents={name: {k: _number(v) for k, v in record.items()} for name, record in data.get("opponents", {}).items()},
+            opponents={
+                name: {k: _number(v) for k, v in record.items()} for name, record in data.get("opponents", {}).items()
+            },
             finished=_number(data.get("finished", 1.0)),
             versions=data.get("versions", {}),
             provenance=data.get("provenance", {}),
@@ -298,19 +302,31 @@ def evaluate(
         for index, opponent_name in enumerate(fixed.opponents):
             shown.set_postfix_str(f"vs {opponent_name} ({index + 1} of {len(fixed.opponents)} opponents)")
             results[opponent_name], scores = _match_record(
-                env_spec, env, player, opponent_name, baseline, jax.random.fold_in(key, index), fixed, mesh)
+                env_spec, env, player, opponent_name, baseline, jax.random.fold_in(key, index), fixed, mesh
+            )
             shown.update(fixed.episodes)
             if index == 0:
                 first_scores = scores
     return EvalResult(
-        env_id=env_id, policy=label, protocol=fixed, scores=first_scores, opponents=results, versions=package_versions(),
+        env_id=env_id,
+        policy=label,
+        protocol=fixed,
+        scores=first_scores,
+        opponents=results,
+        versions=package_versions(),
         provenance=provenance or {},
     )
 
 
 def _match_record(
-    env_spec: EnvSpec, env: AnyEnv, player: Player, opponent_name: str, baseline: Player | None,
-    key: jax.Array, fixed: EvalProtocol, mesh: Mesh | None,
+    env_spec: EnvSpec,
+    env: AnyEnv,
+    player: Player,
+    opponent_name: str,
+    baseline: Player | None,
+    key: jax.Array,
+    fixed: EvalProtocol,
+    mesh: Mesh | None,
 ) -> tuple[dict[str, float], tuple[float, ...]]:
     """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
     if opponent_name == BASELINE and baseline is None:
@@ -321,8 +337,11 @@ def _match_record(
     match = programs.match(env, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
     side_returns = np.asarray(match.pop("side_returns"))
     side = np.asarray(match.pop("side"))
-    record = ({"games": float(side_returns.size)} | {k: float(v) for k, v in match.items()}
-              | per_side_record(side_returns, side))
+    record = (
+        {"games": float(side_returns.size)}
+        | {k: float(v) for k, v in match.items()}
+        | per_side_record(side_returns, side)
+    )
     return record, tuple(float(s) for s in side_returns)
 
 
@@ -331,6 +350,10 @@ def per_side_record(side_returns: np.ndarray, side: np.ndarray) -> dict[str, flo
     record = {}
     for s in np.unique(side):
         mine = side_returns[side == s]
-        record |= {f"games_side_{s}": float(mine.size), f"win_side_{s}": float(np.mean(mine > 0)),
-                   f"draw_side_{s}": float(np.mean(mine == 0)), f"loss_side_{s}": float(np.mean(mine < 0))}
+        record |= {
+            f"games_side_{s}": float(mine.size),
+            f"win_side_{s}": float(np.mean(mine > 0)),
+            f"draw_side_{s}": float(np.mean(mine == 0)),
+            f"loss_side_{s}": float(np.mean(mine < 0)),
+        }
     return record

@@ -28,12 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from parallax.core import AnyEnv
-from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.registry import EnvSpec
-from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.agents.player import Player
+from parallax_zoo.atomic import write_texts_atomic
+from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.catalogue.registry import EnvSpec
+from parallax_zoo.errors import UserError
 from parallax_zoo.judging.anchors import load_anchors
-from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalProtocol, EvalResult, evaluate, protocol
+from parallax_zoo.judging.board_rows import NON_FINITE_NOTE, Row, rank_key
+from parallax_zoo.judging.evaluation import EvalProtocol, EvalResult, evaluate, protocol
+from parallax_zoo.judging.leaderboard_page import leaderboard_page
 from parallax_zoo.judging.ratings import (
     RANDOM_ELO,
     MatchRecord,
@@ -44,15 +48,22 @@ from parallax_zoo.judging.ratings import (
     recorded_matches,
     round_robin,
 )
-from parallax_zoo.judging.board_rows import COLUMN_NOTES, NON_FINITE_NOTE, Row, rank_key
-from parallax_zoo.judging.leaderboard_page import leaderboard_page
 from parallax_zoo.judging.result_checks import name_problem, result_problem
-from parallax_zoo.atomic import write_texts_atomic
-from parallax_zoo.errors import UserError
 
 __all__ = [
-    "RANDOM_ELO", "MatchRecord", "Rating", "elo_name", "elo_ratings", "recorded_matches", "round_robin",
-    "Leaderboard", "LeaderboardInputError", "Row", "leaderboard", "load_results", "normalize",
+    "RANDOM_ELO",
+    "MatchRecord",
+    "Rating",
+    "elo_name",
+    "elo_ratings",
+    "recorded_matches",
+    "round_robin",
+    "Leaderboard",
+    "LeaderboardInputError",
+    "Row",
+    "leaderboard",
+    "load_results",
+    "normalize",
 ]
 
 RESULT_KEYS = {"env_id": str, "policy": str, "protocol": dict, "scores": list}
@@ -65,10 +76,12 @@ class LeaderboardInputError(UserError, ValueError):
 
 def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """A Markdown table: the header, the rule, one line per row; a `|` inside a cell is escaped."""
+
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
     return "\n".join([line(columns), "|" + "---|" * len(columns), *map(line, rows)]) + "\n"
+
 
 @dataclass
 class Leaderboard:
@@ -89,17 +102,21 @@ class Leaderboard:
             rows = list(group)
             for row in rows:
                 rank = 1 + sum(rank_key(other) > rank_key(row) for other in rows)  # equal scores share a rank: 1, 1, 3
-                cells.append((
-                    env_id,
-                    str(rank),
-                    row.entrant,
-                    f"{row.mean:.3f}",
-                    f"[{row.ci95[0]:.3f}, {row.ci95[1]:.3f}]",
-                    "-" if row.normalized is None or not math.isfinite(row.normalized) else f"{row.normalized:.3f}",
-                    "-" if row.elo is None else f"{row.elo:.0f}" + (f" [{row.elo_ci[0]:.0f}, {row.elo_ci[1]:.0f}]" if row.elo_ci else ""),
-                    str(row.episodes),
-                    row.note,
-                ))
+                cells.append(
+                    (
+                        env_id,
+                        str(rank),
+                        row.entrant,
+                        f"{row.mean:.3f}",
+                        f"[{row.ci95[0]:.3f}, {row.ci95[1]:.3f}]",
+                        "-" if row.normalized is None or not math.isfinite(row.normalized) else f"{row.normalized:.3f}",
+                        "-"
+                        if row.elo is None
+                        else f"{row.elo:.0f}" + (f" [{row.elo_ci[0]:.0f}, {row.elo_ci[1]:.0f}]" if row.elo_ci else ""),
+                        str(row.episodes),
+                        row.note,
+                    )
+                )
         return cells
 
     def _rating_cells(self) -> list[tuple[str, ...]]:
@@ -107,9 +124,23 @@ class Leaderboard:
         cells = []
         for env_id, players in sorted(self.ratings.items()):
             for name, rating in sorted(players.items(), key=lambda item: (-item[1].elo, item[0])):
-                role = "anchor (random player)" if name == RANDOM else "ladder anchor (fixed)" if rating.anchor else (
-                    "baseline" if name == BASELINE else "entrant")
-                cells.append((env_id, name, f"{rating.elo:.0f}", f"[{rating.low:.0f}, {rating.high:.0f}]", str(rating.games), role))
+                role = (
+                    "anchor (random player)"
+                    if name == RANDOM
+                    else "ladder anchor (fixed)"
+                    if rating.anchor
+                    else ("baseline" if name == BASELINE else "entrant")
+                )
+                cells.append(
+                    (
+                        env_id,
+                        name,
+                        f"{rating.elo:.0f}",
+                        f"[{rating.low:.0f}, {rating.high:.0f}]",
+                        str(rating.games),
+                        role,
+                    )
+                )
         return cells
 
     def to_markdown(self) -> str:
@@ -174,11 +205,15 @@ def load_results(folder: str | Path) -> list[EvalResult]:
     """
     path = Path(folder)
     if not path.exists():
-        raise LeaderboardInputError(f"--results {path}: no such file or folder; give the folder `eval --out` wrote results into")
+        raise LeaderboardInputError(
+            f"--results {path}: no such file or folder; give the folder `eval --out` wrote results into"
+        )
     paths = [path] if path.is_file() else sorted(path.glob("*.json"))
     if not paths:
-        raise LeaderboardInputError(f"--results {path}: the folder holds no *.json results; write some with "
-                                    "`parallax-zoo eval ID --policy P --out FOLDER/NAME.json`")
+        raise LeaderboardInputError(
+            f"--results {path}: the folder holds no *.json results; write some with "
+            "`parallax-zoo eval ID --policy P --out FOLDER/NAME.json`"
+        )
     results, seen = [], {}
     for file in paths:
         result = _read_result(file)
@@ -198,8 +233,10 @@ def _read_result(file: Path) -> EvalResult:
 
     def refuse(field_name: str, problem: str) -> LeaderboardInputError:
         shown = field_name if field_name.isprintable() and len(field_name) <= 120 else ascii(field_name[:120])
-        return LeaderboardInputError(f"{file}: {shown}: {problem}; the board was not made (fatal). "
-                                     "Fix the file, or move it out of the results folder")
+        return LeaderboardInputError(
+            f"{file}: {shown}: {problem}; the board was not made (fatal). "
+            "Fix the file, or move it out of the results folder"
+        )
 
     try:
         data = json.loads(file.read_bytes().decode("utf-8"), parse_constant=_refuse_constant)
@@ -210,7 +247,9 @@ def _read_result(file: Path) -> EvalResult:
     except ValueError as error:  # a bare NaN or Infinity, an integer past Python's digit limit
         raise refuse("(whole file)", f"not strict JSON ({error})") from error
     if not isinstance(data, dict):
-        raise refuse("(whole file)", f"expected a JSON object as `parallax-zoo eval --out` writes, got {type(data).__name__}")
+        raise refuse(
+            "(whole file)", f"expected a JSON object as `parallax-zoo eval --out` writes, got {type(data).__name__}"
+        )
     for name, kind in RESULT_KEYS.items():
         if name not in data:
             raise refuse(name, "missing")
@@ -275,8 +314,10 @@ def _number_problem(value: object) -> str | None:
         return None
     if type(value) is int:
         if abs(value) > sys.float_info.max:
-            return (f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits, beyond a 64-bit "
-                    "float's range")
+            return (
+                f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits, beyond a 64-bit "
+                "float's range"
+            )
         return None
     if type(value) is float:
         return None if math.isfinite(value) else f"{value!r} (a number beyond a 64-bit float's range)"
@@ -328,8 +369,10 @@ def leaderboard(
     for result in results:
         problem = result_problem(result)
         if problem:
-            raise LeaderboardInputError(f"the result of {result.policy!r} on {result.env_id}: {problem[0]}: "
-                                        f"{problem[1]}; the board was not made")
+            raise LeaderboardInputError(
+                f"the result of {result.policy!r} on {result.env_id}: {problem[0]}: "
+                f"{problem[1]}; the board was not made"
+            )
         if result.policy in by_env.get(result.env_id, {}):
             raise LeaderboardInputError(
                 f"two results of policy {result.policy!r} on {result.env_id}; give each run its own name"
@@ -354,7 +397,8 @@ def leaderboard(
                     "`opponents`); the board was not made. Rename the entrant"
                 )
             by_env.setdefault(env_id, {})[name] = evaluate(
-                env_spec, env, policy, name=name, provenance=(provenance or {}).get(env_id, {}).get(name))
+                env_spec, env, policy, name=name, provenance=(provenance or {}).get(env_id, {}).get(name)
+            )
     rows: list[Row] = []
     board_ratings: dict[str, dict[str, Rating]] = {}
     for env_id in sorted(by_env):
@@ -376,19 +420,21 @@ def leaderboard(
                 ratings = fit_ratings(records, load_anchors(env_id))
                 board_ratings[env_id] = ratings
         for result in by_env[env_id].values():
-            rows.append(Row(
-                env_id=env_id,
-                entrant=result.policy,
-                mean=result.mean,
-                ci95=result.ci95,
-                episodes=result.episodes,
-                normalized=normalize(result.mean, random_score, env_spec.reference_score),
-                elo=rating.elo if (rating := ratings.get(elo_name(result.policy))) else None,
-                elo_ci=(rating.low, rating.high) if rating else None,
-                note="" if result.finite else NON_FINITE_NOTE,
-                opponents=result.opponents,
-                provenance=result.provenance,
-            ))
+            rows.append(
+                Row(
+                    env_id=env_id,
+                    entrant=result.policy,
+                    mean=result.mean,
+                    ci95=result.ci95,
+                    episodes=result.episodes,
+                    normalized=normalize(result.mean, random_score, env_spec.reference_score),
+                    elo=rating.elo if (rating := ratings.get(elo_name(result.policy))) else None,
+                    elo_ci=(rating.low, rating.high) if rating else None,
+                    note="" if result.finite else NON_FINITE_NOTE,
+                    opponents=result.opponents,
+                    provenance=result.provenance,
+                )
+            )
     rows.sort(key=lambda row: (row.env_id, -rank_key(row), row.entrant))  # the order depends on the results alone
     return Leaderboard(rows, ratings=board_ratings)
 

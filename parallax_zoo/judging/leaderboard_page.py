@@ -18,16 +18,22 @@ from urllib.parse import quote
 
 from parallax_zoo.catalogue.pins import HUB_URL
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.judging.evaluation import PROTOCOL_VERSION
 from parallax_zoo.judging.board_rows import COLUMN_NOTES, Row, rank_key
+from parallax_zoo.judging.evaluation import PROTOCOL_VERSION
 from parallax_zoo.judging.ratings import RANDOM_ELO, Rating
 
 PAGE_NOTES = (
-    ("vs OPPONENT", "Zero-sum games only: the share of the protocol's games against that opponent won, drawn and "
-                    "lost, half of them from each seat (hover for the games and each seat's record); sorts by "
-                    "win + draw / 2."),
-    ("provenance", "Where the entrant's files came from, as its result records them: the Hub repo, the commit, and "
-                   "each file's sha256; the model card is the repo's README.md at that commit."),
+    (
+        "vs OPPONENT",
+        "Zero-sum games only: the share of the protocol's games against that opponent won, drawn and "
+        "lost, half of them from each seat (hover for the games and each seat's record); sorts by "
+        "win + draw / 2.",
+    ),
+    (
+        "provenance",
+        "Where the entrant's files came from, as its result records them: the Hub repo, the commit, and "
+        "each file's sha256; the model card is the repo's README.md at that commit.",
+    ),
 )
 """What the page's own columns mean, after `board_rows.COLUMN_NOTES`."""
 
@@ -133,8 +139,10 @@ def leaderboard_page(rows: Sequence[Row], ratings: Mapping[str, Mapping[str, Rat
         f"{'entrant' if len(env_rows) == 1 else 'entrants'} &middot; top: {_name(env_rows[0].entrant)}</a></li>"
         for index, (env_id, env_rows) in enumerate(groups)
     )
-    sections = "".join(_env_section(index, env_id, env_rows, ratings.get(env_id, {}))
-                       for index, (env_id, env_rows) in enumerate(groups))
+    sections = "".join(
+        _env_section(index, env_id, env_rows, ratings.get(env_id, {}))
+        for index, (env_id, env_rows) in enumerate(groups)
+    )
     notes = "".join(f"<dt>{_text(name)}</dt><dd>{_text(text)}</dd>" for name, text in (*COLUMN_NOTES, *PAGE_NOTES))
     entrants = len(rows)
     return (
@@ -174,9 +182,15 @@ def _ranks(rows: Sequence[Row]) -> list[int]:
 
 
 def _ranking_table(rows: Sequence[Row]) -> str:
-    head = [("rank", "number", "ascending"), ("entrant", "text", "ascending"), ("score", "number", "descending"),
-            ("95% CI", "", ""), ("normalized", "number", "descending"), ("Elo [95% CI]", "number", "descending"),
-            ("episodes", "number", "descending")]
+    head = [
+        ("rank", "number", "ascending"),
+        ("entrant", "text", "ascending"),
+        ("score", "number", "descending"),
+        ("95% CI", "", ""),
+        ("normalized", "number", "descending"),
+        ("Elo [95% CI]", "number", "descending"),
+        ("episodes", "number", "descending"),
+    ]
     noted = any(row.note for row in rows)
     if noted:
         head.append(("note", "text", "ascending"))
@@ -185,14 +199,21 @@ def _ranking_table(rows: Sequence[Row]) -> str:
         card = _model_card_url(_recorded(row.provenance))
         entrant = _name(row.entrant) + (f"<a class='card-link' href='{_text(card)}'>model card</a>" if card else "")
         low, high = row.ci95
-        elo = "-" if row.elo is None else f"{row.elo:.0f}" + (
-            f" <span class='ci'>[{row.elo_ci[0]:.0f}, {row.elo_ci[1]:.0f}]</span>" if row.elo_ci else "")
+        elo = (
+            "-"
+            if row.elo is None
+            else f"{row.elo:.0f}"
+            + (f" <span class='ci'>[{row.elo_ci[0]:.0f}, {row.elo_ci[1]:.0f}]</span>" if row.elo_ci else "")
+        )
         cells = [
             _cell("rank", str(rank), sort=str(rank), numeric=True),
             _cell("entrant", entrant, sort=row.entrant, css="entrant"),
             _cell("score", _text(_number(row.mean)), sort=_sort_number(row.mean), numeric=True),
-            _cell("95% CI", f"<span class='ci'>[{_number(low)}, {_number(high)}]</span>" if math.isfinite(low + high)
-                  else "-", numeric=True),
+            _cell(
+                "95% CI",
+                f"<span class='ci'>[{_number(low)}, {_number(high)}]</span>" if math.isfinite(low + high) else "-",
+                numeric=True,
+            ),
             _cell("normalized", _text(_number(row.normalized)), sort=_sort_number(row.normalized), numeric=True),
             _cell("Elo [95% CI]", elo, sort=_sort_number(row.elo), numeric=True, css="elo"),
             _cell("episodes", str(row.episodes), sort=str(row.episodes), numeric=True),
@@ -206,34 +227,60 @@ def _ranking_table(rows: Sequence[Row]) -> str:
 
 def _records_table(rows: Sequence[Row], opponents: Sequence[str]) -> str:
     """Zero-sum games: per entrant (in rank order), the shares won, drawn and lost against each protocol opponent."""
-    head = [("rank", "number", "ascending"), ("entrant", "text", "ascending"),
-            *((f"vs {name}", "number", "descending") for name in opponents)]
-    body = ["<tr>" + "".join([
-        _cell("rank", str(rank), sort=str(rank), numeric=True),
-        _cell("entrant", _name(row.entrant), sort=row.entrant, css="entrant"),
-        *(_record_cell(name, row.opponents.get(name)) for name in opponents),
-    ]) + "</tr>" for row, rank in zip(rows, _ranks(rows))]
+    head = [
+        ("rank", "number", "ascending"),
+        ("entrant", "text", "ascending"),
+        *((f"vs {name}", "number", "descending") for name in opponents),
+    ]
+    body = [
+        "<tr>"
+        + "".join(
+            [
+                _cell("rank", str(rank), sort=str(rank), numeric=True),
+                _cell("entrant", _name(row.entrant), sort=row.entrant, css="entrant"),
+                *(_record_cell(name, row.opponents.get(name)) for name in opponents),
+            ]
+        )
+        + "</tr>"
+        for row, rank in zip(rows, _ranks(rows))
+    ]
     return _table("sortable records", head, body)
 
 
 def _ratings_table(ratings: Mapping[str, Rating]) -> str:
-    head = [("player", "text", "ascending"), ("Elo", "number", "descending"), ("95% CI", "", ""),
-            ("games", "number", "descending"), ("role", "text", "ascending")]
+    head = [
+        ("player", "text", "ascending"),
+        ("Elo", "number", "descending"),
+        ("95% CI", "", ""),
+        ("games", "number", "descending"),
+        ("role", "text", "ascending"),
+    ]
     body = []
     for name, rating in sorted(ratings.items(), key=lambda item: -item[1].elo):
-        body.append("<tr>" + "".join([
-            _cell("player", _name(name), sort=name, css="entrant"),
-            _cell("Elo", f"{rating.elo:.0f}", sort=_sort_number(rating.elo), numeric=True),
-            _cell("95% CI", f"<span class='ci'>[{rating.low:.0f}, {rating.high:.0f}]</span>", numeric=True),
-            _cell("games", str(rating.games), sort=str(rating.games), numeric=True),
-            _cell("role", f"<span class='role'>{_text(_role(name, rating))}</span>", sort=_role(name, rating)),
-        ]) + "</tr>")
+        body.append(
+            "<tr>"
+            + "".join(
+                [
+                    _cell("player", _name(name), sort=name, css="entrant"),
+                    _cell("Elo", f"{rating.elo:.0f}", sort=_sort_number(rating.elo), numeric=True),
+                    _cell("95% CI", f"<span class='ci'>[{rating.low:.0f}, {rating.high:.0f}]</span>", numeric=True),
+                    _cell("games", str(rating.games), sort=str(rating.games), numeric=True),
+                    _cell("role", f"<span class='role'>{_text(_role(name, rating))}</span>", sort=_role(name, rating)),
+                ]
+            )
+            + "</tr>"
+        )
     return _table("sortable ratings", head, body)
 
 
 def _provenance_table(rows: Sequence[Row]) -> str:
-    head = [("entrant", "", ""), ("source", "", ""), ("commit", "", ""), ("files (sha256)", "", ""),
-            ("model card", "", "")]
+    head = [
+        ("entrant", "", ""),
+        ("source", "", ""),
+        ("commit", "", ""),
+        ("files (sha256)", "", ""),
+        ("model card", "", ""),
+    ]
     body = []
     for row in rows:
         recorded = _recorded(row.provenance)
@@ -244,16 +291,24 @@ def _provenance_table(rows: Sequence[Row]) -> str:
             source = "built in: the uniformly random player"
         else:
             source = "<span class='meta'>not recorded (a local folder or a policy made in Python)</span>"
-        listed = "".join(f"<li>{_text(str(name))} <code>{_text(str(digest))}</code></li>"
-                         for name, digest in (files.items() if isinstance(files, Mapping) else ()))
+        listed = "".join(
+            f"<li>{_text(str(name))} <code>{_text(str(digest))}</code></li>"
+            for name, digest in (files.items() if isinstance(files, Mapping) else ())
+        )
         card = _model_card_url(recorded)
-        body.append("<tr>" + "".join([
-            _cell("entrant", _name(row.entrant), css="entrant"),
-            _cell("source", source),
-            _cell("commit", f"<code>{_text(str(commit))}</code>" if commit else "-"),
-            _cell("files (sha256)", f"<ul class='files'>{listed}</ul>" if listed else "-"),
-            _cell("model card", f"<a href='{_text(card)}'>README.md</a>" if card else "-"),
-        ]) + "</tr>")
+        body.append(
+            "<tr>"
+            + "".join(
+                [
+                    _cell("entrant", _name(row.entrant), css="entrant"),
+                    _cell("source", source),
+                    _cell("commit", f"<code>{_text(str(commit))}</code>" if commit else "-"),
+                    _cell("files (sha256)", f"<ul class='files'>{listed}</ul>" if listed else "-"),
+                    _cell("model card", f"<a href='{_text(card)}'>README.md</a>" if card else "-"),
+                ]
+            )
+            + "</tr>"
+        )
     return _table("plain provenance", head, body)
 
 
@@ -264,19 +319,26 @@ def _table(css: str, head: Iterable[tuple[str, str, str]], body: Iterable[str]) 
         numeric = " class='num'" if kind == "number" else ""
         if kind:
             ranked = " aria-sort='ascending'" if label == "rank" else ""  # the rows come ranked
-            cells.append(f"<th scope='col'{numeric} data-type='{kind}' data-first='{first}'{ranked}>"
-                         f"<button type='button'>{_text(label)}</button></th>")
+            cells.append(
+                f"<th scope='col'{numeric} data-type='{kind}' data-first='{first}'{ranked}>"
+                f"<button type='button'>{_text(label)}</button></th>"
+            )
         else:
             cells.append(f"<th scope='col'>{_text(label)}</th>")
-    return (f"<div class='table-wrap'><table class='{css}'><thead><tr>{''.join(cells)}</tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table></div>")
+    return (
+        f"<div class='table-wrap'><table class='{css}'><thead><tr>{''.join(cells)}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def _cell(label: str, content: str, *, sort: str | None = None, numeric: bool = False, css: str = "") -> str:
     """A body cell: `content` is HTML already escaped; `label` heads it when rows are cards; `sort` is its sort key."""
     classes = " ".join(filter(None, ["num" if numeric else "", css]))
-    attributes = f" data-label='{_text(label)}'" + (f" class='{classes}'" if classes else "") + (
-        f" data-sort='{_text(sort)}'" if sort is not None else "")
+    attributes = (
+        f" data-label='{_text(label)}'"
+        + (f" class='{classes}'" if classes else "")
+        + (f" data-sort='{_text(sort)}'" if sort is not None else "")
+    )
     return f"<td{attributes}>{content}</td>"
 
 
@@ -288,17 +350,28 @@ def _record_cell(opponent: str, record: Mapping[str, float] | None) -> str:
     win, draw, loss = (float(record[key]) for key in ("win", "draw", "loss"))
     seats = "; ".join(
         f"from seat {side}: {_percent(record.get(f'win_side_{side}'))} / {_percent(record.get(f'draw_side_{side}'))} / "
-        f"{_percent(record.get(f'loss_side_{side}'))}" for side in (0, 1) if f"win_side_{side}" in record)
+        f"{_percent(record.get(f'loss_side_{side}'))}"
+        for side in (0, 1)
+        if f"win_side_{side}" in record
+    )
     games = record.get("games")
     title = (f"{games:.0f} games; " if isinstance(games, (int, float)) and math.isfinite(games) else "") + (
-        f"won / drawn / lost {seats}" if seats else "")
-    bar = "".join(f"<span class='{kind}' style='width:{100 * share:.1f}%'></span>"
-                  for kind, share in (("w", win), ("d", draw), ("l", loss)) if math.isfinite(share) and share > 0)
-    content = (f"<div class='wdl' role='img' aria-label='won {_percent(win)}, drawn {_percent(draw)}, lost "
-               f"{_percent(loss)}'>{bar}</div><span class='wdl-text'>W {_percent(win)} &middot; D {_percent(draw)} "
-               f"&middot; L {_percent(loss)}</span>")
-    return (f"<td data-label='{_text(label)}' class='num' data-sort='{_sort_number(win + draw / 2)}' "
-            f"title='{_text(title)}'>{content}</td>")
+        f"won / drawn / lost {seats}" if seats else ""
+    )
+    bar = "".join(
+        f"<span class='{kind}' style='width:{100 * share:.1f}%'></span>"
+        for kind, share in (("w", win), ("d", draw), ("l", loss))
+        if math.isfinite(share) and share > 0
+    )
+    content = (
+        f"<div class='wdl' role='img' aria-label='won {_percent(win)}, drawn {_percent(draw)}, lost "
+        f"{_percent(loss)}'>{bar}</div><span class='wdl-text'>W {_percent(win)} &middot; D {_percent(draw)} "
+        f"&middot; L {_percent(loss)}</span>"
+    )
+    return (
+        f"<td data-label='{_text(label)}' class='num' data-sort='{_sort_number(win + draw / 2)}' "
+        f"title='{_text(title)}'>{content}</td>"
+    )
 
 
 def _role(name: str, rating: Rating) -> str:

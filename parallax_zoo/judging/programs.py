@@ -50,8 +50,13 @@ def match(
 
 
 def _run(
-    kind: str, env: AnyEnv, players: tuple[Player, ...], key: PRNGKeyArray,
-    episodes: int, max_steps: int, mesh: Mesh | None,
+    kind: str,
+    env: AnyEnv,
+    players: tuple[Player, ...],
+    key: PRNGKeyArray,
+    episodes: int,
+    max_steps: int,
+    mesh: Mesh | None,
 ) -> Any:
     arrays, structure = _split(players)
     compile_ = _compile_cached if _hashable((env, structure)) else _compile  # something unhashable: compile afresh

@@ -32,6 +32,14 @@ def bar(description: str, total: int, unit: str) -> Iterator[Any]:
     """A tqdm bar on stderr while progress is shown, else one that draws nothing; `update(n)` after each batch."""
     from tqdm import tqdm
 
-    with tqdm(total=total, desc=description, unit=unit, bar_format=BAR_FORMAT, file=sys.stderr, mininterval=0,
-              disable=not _SHOWN.get(), dynamic_ncols=True) as progress:
+    with tqdm(
+        total=total,
+        desc=description,
+        unit=unit,
+        bar_format=BAR_FORMAT,
+        file=sys.stderr,
+        mininterval=0,
+        disable=not _SHOWN.get(),
+        dynamic_ncols=True,
+    ) as progress:
         yield progress

@@ -16,7 +16,6 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import jax
 import numpy as np
@@ -24,8 +23,8 @@ import numpy as np
 from parallax.core import AnyEnv
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.player_factories import as_player
-from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.judging import programs, progress
 from parallax_zoo.judging.evaluation import EvalResult, protocol
 
@@ -71,7 +70,9 @@ class UnanchoredPlayersError(ValueError):
     """Some players have no chain of games to an anchor, so the scale gives them no rating."""
 
 
-def fit_ratings(records: Mapping[tuple[str, str], MatchRecord], anchors: Mapping[str, Rating | float]) -> dict[str, Rating]:
+def fit_ratings(
+    records: Mapping[tuple[str, str], MatchRecord], anchors: Mapping[str, Rating | float]
+) -> dict[str, Rating]:
     """Every player's rating: `anchors` (name -> fixed rating) as given, the others by maximum likelihood.
 
     Players of `anchors` that played no game in `records` are left out. A
@@ -88,7 +89,11 @@ def fit_ratings(records: Mapping[tuple[str, str], MatchRecord], anchors: Mapping
         wins[i, j] += record.wins + 0.5 * record.draws + 0.5
         wins[j, i] += record.losses + 0.5 * record.draws + 0.5
     played = wins + wins.T
-    fixed = {name: (value.elo if isinstance(value, Rating) else float(value)) for name, value in anchors.items() if name in index}
+    fixed = {
+        name: (value.elo if isinstance(value, Rating) else float(value))
+        for name, value in anchors.items()
+        if name in index
+    }
     _check_connected(names, played, fixed, sorted(anchors))
     theta = np.zeros(len(names))
     for name, elo in fixed.items():
@@ -173,13 +178,18 @@ def recorded_matches(results: Iterable[EvalResult]) -> dict[tuple[str, str], Mat
                 continue
             games = record.get("games", result.protocol.episodes)
             records[(player, opponent)] = MatchRecord(
-                wins=round(record["win"] * games), draws=round(record["draw"] * games), losses=round(record["loss"] * games)
+                wins=round(record["win"] * games),
+                draws=round(record["draw"] * games),
+                losses=round(record["loss"] * games),
             )
     return records
 
 
 def round_robin(
-    env_spec: EnvSpec, env: AnyEnv, entrants: Mapping[str, Player | str], episodes: int | None = None,
+    env_spec: EnvSpec,
+    env: AnyEnv,
+    entrants: Mapping[str, Player | str],
+    episodes: int | None = None,
     seed_offset: int = 1000,
 ) -> dict[tuple[str, str], MatchRecord]:
     """Every pair of entrants plays `episodes` games (both seats equally) in `env` under its spec's protocol.

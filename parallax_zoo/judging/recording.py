@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -18,9 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
-from parallax.core import AnyEnv
 from parallax.adapters.frames import RenderUnavailableError
-from parallax.core import action_mask_of
+from parallax.core import AnyEnv, action_mask_of
 from parallax.spaces import sample_legal
 from parallax_zoo.atomic import atomic_write
 
@@ -80,7 +79,9 @@ class Recording:
             if self.length is not None and step >= self.length:
                 lines.append(f"step {self.length}, over: {_per_agent('return', returns)}")
             else:
-                lines.append(f"step {step}  {_per_agent('reward', reward)}  ({_per_agent('total', self.rewards[: step + 1].sum(axis=0))})")
+                lines.append(
+                    f"step {step}  {_per_agent('reward', reward)}  ({_per_agent('total', self.rewards[: step + 1].sum(axis=0))})"
+                )
         return lines
 
 
@@ -117,7 +118,9 @@ def record(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> Recording
     def run(reset_key: PRNGKeyArray, scan_key: PRNGKeyArray) -> tuple[Any, Array, Array]:
         state = env.reset(key=reset_key)
 
-        def body(carry: tuple[Any, Array], step_key: PRNGKeyArray) -> tuple[tuple[Any, Array], tuple[Any, Array, Array]]:
+        def body(
+            carry: tuple[Any, Array], step_key: PRNGKeyArray
+        ) -> tuple[tuple[Any, Array], tuple[Any, Array, Array]]:
             state, ended = carry
             next_state = env.step(state, act(state, step_key))
             reward = jnp.where(ended, 0.0, _reward_of(next_state))
@@ -126,7 +129,9 @@ def record(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> Recording
             return (state, ended), (draw(state), reward, ended)
 
         first = draw(state)
-        _, (frames, rewards, ended) = jax.lax.scan(body, (state, jnp.bool_(False)), jax.random.split(scan_key, num_steps))
+        _, (frames, rewards, ended) = jax.lax.scan(
+            body, (state, jnp.bool_(False)), jax.random.split(scan_key, num_steps)
+        )
         stack = lambda a, b: jnp.concatenate([a[None], b])  # noqa: E731
         frames = jax.tree_util.tree_map(stack, first, frames)
         return frames, stack(jnp.zeros_like(rewards[0]), rewards), ended
@@ -145,7 +150,9 @@ def _drawn_on_host(env: Any, states: Any) -> np.ndarray:
         raise
     except Exception as error:  # a foreign renderer's own failure: reported in one line, not as a traceback
         name = type(getattr(env, "unwrapped", env)).__name__
-        raise RenderUnavailableError(f"{name}: its suite's renderer failed ({type(error).__name__}: {error})") from error
+        raise RenderUnavailableError(
+            f"{name}: its suite's renderer failed ({type(error).__name__}: {error})"
+        ) from error
 
 
 def _reward_of(state: Any) -> Array:
@@ -168,8 +175,13 @@ def default_scale(frames: np.ndarray) -> int:
     return max(1, math.ceil(MIN_GIF_SIDE / min(frames.shape[1], frames.shape[2])))
 
 
-def save_gif(frames: Sequence[np.ndarray] | np.ndarray, path: str | os.PathLike, fps: int = 8,
-             scale: int | None = None, captions: Sequence[str] | None = None) -> Path:
+def save_gif(
+    frames: Sequence[np.ndarray] | np.ndarray,
+    path: str | os.PathLike,
+    fps: int = 8,
+    scale: int | None = None,
+    captions: Sequence[str] | None = None,
+) -> Path:
     """Write `frames` (`uint8[T, H, W, 3]`) as a looping GIF; written to a temporary file, then renamed.
 
     Each frame is enlarged `scale` times (nearest neighbour; default: to a
@@ -202,7 +214,8 @@ def save_gif(frames: Sequence[np.ndarray] | np.ndarray, path: str | os.PathLike,
         images = captioned
 
     def write(temporary: Path) -> None:
-        images[0].save(temporary, format="GIF", save_all=True, append_images=images[1:],
-                       duration=max(1, round(1000 / fps)), loop=0)
+        images[0].save(
+            temporary, format="GIF", save_all=True, append_images=images[1:], duration=max(1, round(1000 / fps)), loop=0
+        )
 
     return atomic_write(path, write)

@@ -17,8 +17,8 @@ import re
 import unicodedata
 
 from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.catalogue.player_names import BASELINE
+from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.judging.evaluation import GAMES_PER_OPPONENT, PROTOCOL_VERSION, EvalResult, protocol
 
 MAX_NAME_LENGTH = 256
@@ -39,8 +39,10 @@ def name_problem(name: str) -> str | None:
         return f"{len(name)} characters long; a policy name has at most {MAX_NAME_LENGTH}"
     for position, character in enumerate(name):
         if unicodedata.category(character) in ("Cc", "Cs", "Zl", "Zp"):
-            return (f"holds the character {character!r} at position {position} (a control character, line break or "
-                    "lone surrogate); a policy name is one line of text")
+            return (
+                f"holds the character {character!r} at position {position} (a control character, line break or "
+                "lone surrogate); a policy name is one line of text"
+            )
     return None
 
 
@@ -63,18 +65,23 @@ def result_problem(result: EvalResult) -> tuple[str, str] | None:
             return f"protocol.{field.name}", (
                 f"{_shown(mine)}, but the protocol of {result.env_id} has {_shown(theirs)}; only results of the env's "
                 "protocol compare. Evaluate the policy again: "
-                f"`parallax-zoo eval {result.env_id} --policy P --out FILE`")
+                f"`parallax-zoo eval {result.env_id} --policy P --out FILE`"
+            )
     reserved = reserved_problem(result.policy, env_spec)
     if reserved:
         return "policy", reserved
     if result.episodes != expected.episodes:
-        return "scores", (f"{result.episodes} scores, but the protocol plays {expected.episodes} episodes; a result "
-                          "holds one score per episode")
+        return "scores", (
+            f"{result.episodes} scores, but the protocol plays {expected.episodes} episodes; a result "
+            "holds one score per episode"
+        )
     if not 0.0 <= result.finished <= 1.0:
         return "finished", f"{result.finished!r}; the share of finished episodes lies in [0, 1]"
     if set(result.opponents) != set(expected.opponents):
-        return "opponents", (f"records against {sorted(result.opponents)}, but the protocol of {result.env_id} plays "
-                             f"{list(expected.opponents)}")
+        return "opponents", (
+            f"records against {sorted(result.opponents)}, but the protocol of {result.env_id} plays "
+            f"{list(expected.opponents)}"
+        )
     for opponent in expected.opponents:
         problem = _record_problem(result.opponents[opponent], expected.episodes)
         if problem:
@@ -96,13 +103,17 @@ def reserved_problem(name: str, env_spec: EnvSpec) -> str | None:
 
     env_id = env_spec.id
     if name in env_spec.opponents:
-        return (f"{name!r} is a ladder player of {env_id} (registry.yaml `opponents`), whose rating is fixed; "
-                "give the result another name (its 'policy' field)")
+        return (
+            f"{name!r} is a ladder player of {env_id} (registry.yaml `opponents`), whose rating is fixed; "
+            "give the result another name (its 'policy' field)"
+        )
     pinned = baseline_label(env_spec)
     if (name == BASELINE or name.startswith(f"{BASELINE}:")) and name != pinned:
         where = f"the pinned baseline is {pinned!r}" if pinned != BASELINE else f"{env_id} has no pinned baseline"
-        return (f"{name!r} names the baseline, but {where}; a name starting 'baseline' is kept for it. Give the "
-                "result another name (its 'policy' field)")
+        return (
+            f"{name!r} names the baseline, but {where}; a name starting 'baseline' is kept for it. Give the "
+            "result another name (its 'policy' field)"
+        )
     return None
 
 
@@ -172,9 +183,11 @@ def _scores_against_record(result: EvalResult, first: str) -> str | None:
     counted = (sum(s > 0 for s in result.scores), sum(s == 0 for s in result.scores), sum(s < 0 for s in result.scores))
     recorded = tuple(round(record[rate] * record["games"]) for rate in RECORD_RATES)
     if counted != recorded:
-        return (f"{counted[0]} won, {counted[1]} drawn and {counted[2]} lost (by the scores' signs), but "
-                f"opponents.{first} records {recorded[0]}, {recorded[1]} and {recorded[2]}: the scores are the games "
-                "against the first opponent")
+        return (
+            f"{counted[0]} won, {counted[1]} drawn and {counted[2]} lost (by the scores' signs), but "
+            f"opponents.{first} records {recorded[0]}, {recorded[1]} and {recorded[2]}: the scores are the games "
+            "against the first opponent"
+        )
     if abs(record["return"] - result.mean) > 1e-5 * max(1.0, abs(result.mean)):
         return f"their mean is {result.mean:g}, but opponents.{first}.return records {record['return']:g}"
     return None

@@ -23,16 +23,17 @@ import jax
 import numpy as np
 import yaml
 from safetensors import SafetensorError
-from safetensors.numpy import load as load_safetensors, save_file
+from safetensors.numpy import load as load_safetensors
+from safetensors.numpy import save_file
 
 from parallax.core import AnyEnv
-from parallax_zoo.agents.mappo import MAPPOConfig
-from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax.version import package_versions
+from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import PPOConfig, model_for
 from parallax_zoo.agents.search import SearchSettings
+from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.errors import UserError
 
 MODEL_FILE = "model.safetensors"
@@ -71,19 +72,25 @@ def load_policy(path: str | os.PathLike[str], template: Policy) -> Policy:
 def safetensors_shapes(data: bytes, source: str) -> dict[str, tuple[int, ...]]:
     """Every tensor's shape from a safetensors file's header alone (the 8-byte length, then JSON); nothing is loaded."""
     if len(data) < 8:
-        raise CheckpointError(f"{source} is not a safetensors file: {len(data)} bytes, shorter than its 8-byte header length; "
-                              "it is empty or truncated. Download or save it again")
+        raise CheckpointError(
+            f"{source} is not a safetensors file: {len(data)} bytes, shorter than its 8-byte header length; "
+            "it is empty or truncated. Download or save it again"
+        )
     length = int.from_bytes(data[:8], "little")
     if length > len(data) - 8:
-        raise CheckpointError(f"{source} is not a complete safetensors file: its header claims {length} bytes but the "
-                              f"file has {len(data) - 8} after the length; it is truncated or not safetensors "
-                              "(pickle weights are refused). Download or save it again")
+        raise CheckpointError(
+            f"{source} is not a complete safetensors file: its header claims {length} bytes but the "
+            f"file has {len(data) - 8} after the length; it is truncated or not safetensors "
+            "(pickle weights are refused). Download or save it again"
+        )
     try:
-        header = json.loads(data[8:8 + length])
+        header = json.loads(data[8 : 8 + length])
         return {name: tuple(int(n) for n in entry["shape"]) for name, entry in header.items() if name != "__metadata__"}
     except (ValueError, TypeError, KeyError, AttributeError) as error:
-        raise CheckpointError(f"{source} has a malformed safetensors header ({error}); it is not a safetensors file "
-                              "(pickle weights are refused). Save the params with safetensors") from error
+        raise CheckpointError(
+            f"{source} has a malformed safetensors header ({error}); it is not a safetensors file "
+            "(pickle weights are refused). Save the params with safetensors"
+        ) from error
 
 
 def policy_from_bytes(data: bytes, template: Policy, source: str = MODEL_FILE) -> Policy:
@@ -95,8 +102,12 @@ def policy_from_bytes(data: bytes, template: Policy, source: str = MODEL_FILE) -
     """
     found_shapes = safetensors_shapes(data, source)
     expected = {name: (tuple(leaf.shape), leaf.dtype) for name, leaf in flatten_abstract(template).items()}
-    problems = [f"missing {name} (expected shape {shape})" for name, (shape, _) in expected.items() if name not in found_shapes]
-    problems += [f"unexpected {name} (found shape {found_shapes[name]})" for name in found_shapes if name not in expected]
+    problems = [
+        f"missing {name} (expected shape {shape})" for name, (shape, _) in expected.items() if name not in found_shapes
+    ]
+    problems += [
+        f"unexpected {name} (found shape {found_shapes[name]})" for name in found_shapes if name not in expected
+    ]
     problems += [
         f"{name}: expected shape {shape}, found {found_shapes[name]}"
         for name, (shape, _) in expected.items()
@@ -112,7 +123,9 @@ def policy_from_bytes(data: bytes, template: Policy, source: str = MODEL_FILE) -
     try:
         found = load_safetensors(data)
     except SafetensorError as error:
-        raise CheckpointError(f"{source} is not a valid safetensors file ({error}); download or save it again") from error
+        raise CheckpointError(
+            f"{source} is not a valid safetensors file ({error}); download or save it again"
+        ) from error
     for name, tensor in found.items():
         if np.issubdtype(tensor.dtype, np.inexact) and not np.isfinite(tensor).all():
             bad = int(np.size(tensor) - np.count_nonzero(np.isfinite(tensor)))
@@ -159,7 +172,9 @@ def config_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> PPOConf
     cls = ALGORITHMS[algorithm]
     values = data.get("hyperparameters") or {}
     if not isinstance(values, dict):
-        raise CheckpointError(f"{source}: hyperparameters must be a mapping name: value, got {type(values).__name__} {values!r}")
+        raise CheckpointError(
+            f"{source}: hyperparameters must be a mapping name: value, got {type(values).__name__} {values!r}"
+        )
     return _checked_dataclass(cls, values, f"{algorithm} hyperparameters", source)
 
 
@@ -259,7 +274,9 @@ def parse_config(data: bytes, source: str = CONFIG_FILE) -> dict[str, Any]:
     return parsed
 
 
-def save(directory: str | os.PathLike[str], policy: Policy, config: PPOConfig, search: SearchSettings | None = None) -> None:
+def save(
+    directory: str | os.PathLike[str], policy: Policy, config: PPOConfig, search: SearchSettings | None = None
+) -> None:
     """Write `config.yaml` (with `search`, the settings of a policy that searches at play time) and `model.safetensors` into `directory`."""
     directory = Path(directory)
     save_config(config, directory / CONFIG_FILE, search)

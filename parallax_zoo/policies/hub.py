@@ -207,8 +207,14 @@ def _verified_cache(pin: BaselinePin, cache_dir: Path) -> VerifiedFiles | None:
         found = hashlib.sha256(data).hexdigest()
         if found != pin.files[filename]:
             _refuse_cached(paths[filename], filename, f"{pin.repo_id}@{pin.revision}", pin.files[filename], found)
-            logger.warning("cached %s of %s had sha256 %s, not the pinned %s; removed it from the Hub cache "
-                           "and downloading it again", filename, pin.repo_id, found, pin.files[filename])
+            logger.warning(
+                "cached %s of %s had sha256 %s, not the pinned %s; removed it from the Hub cache "
+                "and downloading it again",
+                filename,
+                pin.repo_id,
+                found,
+                pin.files[filename],
+            )
             return None
     if len(folders) != 1:
         return None
@@ -257,7 +263,9 @@ def _download(pin: BaselinePin, cache_dir: Path, token: str | None) -> VerifiedF
     return VerifiedFiles(folder, contents, dict(pin.files))
 
 
-def _download_file(repo_id: str, filename: str, revision: str, cache_dir: Path, token: str | None) -> tuple[Path, bytes]:
+def _download_file(
+    repo_id: str, filename: str, revision: str, cache_dir: Path, token: str | None
+) -> tuple[Path, bytes]:
     """One file through huggingface_hub into the cache, with bounded waits; its cache path and its bytes, read once."""
     import httpx2
     from huggingface_hub import hf_hub_download
@@ -271,8 +279,17 @@ def _download_file(repo_id: str, filename: str, revision: str, cache_dir: Path, 
     partial_before = set(blobs.glob("*.incomplete"))
     with bounded_requests(file_limits()) as failures:
         try:
-            path = Path(hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache_dir, endpoint=endpoint,
-                                        token=token, library_name="parallax-zoo"))
+            path = Path(
+                hf_hub_download(
+                    repo_id,
+                    filename,
+                    revision=revision,
+                    cache_dir=cache_dir,
+                    endpoint=endpoint,
+                    token=token,
+                    library_name="parallax-zoo",
+                )
+            )
         except RepositoryNotFoundError as error:
             raise BaselineUnavailableError(
                 f"could not download {where}: the repo {repo_id} does not exist there (or is private: set HF_TOKEN). "
@@ -361,7 +378,9 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _reported_hashes(repo_id: str, commit: str, filenames: tuple[str, ...], token: str | None) -> dict[str, tuple[str, str]]:
+def _reported_hashes(
+    repo_id: str, commit: str, filenames: tuple[str, ...], token: str | None
+) -> dict[str, tuple[str, str]]:
     """Per file, ("sha256", hex) for an LFS file or ("git blob id", hex) for another, as the Hub reports them at `commit`."""
     import httpx2
     from huggingface_hub import HfApi
@@ -381,9 +400,17 @@ def _reported_hashes(repo_id: str, commit: str, filenames: tuple[str, ...], toke
                 "check the repo id"
             ) from error
         except RevisionNotFoundError as error:
-            raise HubError(f"the Hub repo {repo_id} at {endpoint} has no commit {commit}; check the commit id") from error
+            raise HubError(
+                f"the Hub repo {repo_id} at {endpoint} has no commit {commit}; check the commit id"
+            ) from error
         except (OSError, httpx2.HTTPError, HubGaveUp, HubFileLimit) as error:
-            cause = str(error) if isinstance(error, HubFileLimit) else describe(failures[0]) if failures else describe(error)
+            cause = (
+                str(error)
+                if isinstance(error, HubFileLimit)
+                else describe(failures[0])
+                if failures
+                else describe(error)
+            )
             raise BaselineUnavailableError(
                 f"could not read the file list of {repo_id}@{commit} from the Hub at {endpoint} (HF_ENDPOINT): {cause}. "
                 "Check the connection and HF_ENDPOINT"
@@ -402,7 +429,9 @@ def _reported_hashes(repo_id: str, commit: str, filenames: tuple[str, ...], toke
         elif sibling.blob_id:
             reported[filename] = ("git blob id", sibling.blob_id)
         else:
-            raise HubError(f"the Hub at {endpoint} reports no hash for {filename} of {repo_id}@{commit}; it cannot be verified")
+            raise HubError(
+                f"the Hub at {endpoint} reports no hash for {filename} of {repo_id}@{commit}; it cannot be verified"
+            )
     return reported
 
 
@@ -469,5 +498,3 @@ def _baseline_files(folder: Path) -> dict[str, Path]:
     if not any(filename.endswith(".safetensors") for filename in files):
         raise HubError(f"{folder} holds no .safetensors weights; expected model.safetensors next to config.yaml")
     return files
-
-

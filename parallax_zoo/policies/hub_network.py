@@ -208,7 +208,9 @@ def bounded_requests(limits: FileLimits | None = None) -> Iterator[list[Exceptio
     _install()
     deadline = float("inf") if limits is None else time.monotonic() + limits.deadline_s
     watchdog = None if limits is None else _Watchdog(limits.deadline_s)
-    attempts = _Attempts(read_timeout=read_timeout_s(), failures=[], limits=limits, deadline=deadline, watchdog=watchdog)
+    attempts = _Attempts(
+        read_timeout=read_timeout_s(), failures=[], limits=limits, deadline=deadline, watchdog=watchdog
+    )
     token = _current.set(attempts)
     quiet = _NoRetryChatter()
     for name in RETRY_LOGGERS:
@@ -261,8 +263,12 @@ class _BoundedTransport(httpx2.HTTPTransport):
         attempts.check_deadline()
         remaining = attempts.remaining_s()
         timeout = dict(request.extensions.get("timeout") or {})
-        for name, cap in (("connect", CONNECT_TIMEOUT_S), ("read", attempts.read_timeout),
-                          ("write", attempts.read_timeout), ("pool", CONNECT_TIMEOUT_S)):
+        for name, cap in (
+            ("connect", CONNECT_TIMEOUT_S),
+            ("read", attempts.read_timeout),
+            ("write", attempts.read_timeout),
+            ("pool", CONNECT_TIMEOUT_S),
+        ):
             given = timeout.get(name)
             timeout[name] = min(cap if given is None else min(float(given), cap), remaining)
         request.extensions["timeout"] = timeout

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from parallax.core import AnyEnv
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.search import SearchPlayer
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
 from parallax_zoo.policies import checkpoint, hub
-from parallax_zoo.agents.player import Player
-from parallax_zoo.agents.search import SearchPlayer
 
 POLICY_FILES = (checkpoint.CONFIG_FILE, checkpoint.MODEL_FILE)
 

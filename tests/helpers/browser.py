@@ -36,8 +36,10 @@ def find_chromium() -> tuple[str | None, str]:
         path = shutil.which(name)
         if path:
             return path, ""
-    return None, ("no Chromium on PATH (looked for " + ", ".join(CANDIDATES) + "); `make test` installs Debian's "
-                  "`chromium` package when run as root with apt, or run `apt-get install -y chromium`")
+    return None, (
+        "no Chromium on PATH (looked for " + ", ".join(CANDIDATES) + "); `make test` installs Debian's "
+        "`chromium` package when run as root with apt, or run `apt-get install -y chromium`"
+    )
 
 
 def _high_fd(fd: int) -> int:
@@ -58,17 +60,36 @@ class Chromium:
         to_child_r, from_child_w = (_high_fd(fd) for fd in (to_child_r, from_child_w))
         wiring = f'exec "$0" "$@" 3<&{to_child_r} 4>&{from_child_w}'  # Chromium reads fd 3, writes fd 4
         args = [
-            "/bin/bash", "-c", wiring, executable,  # bash, as dash takes no fd number above 9
-            "--headless", "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
-            "--no-first-run", "--no-default-browser-check", "--disable-gpu", "--disable-extensions",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--hide-scrollbars", "--force-device-scale-factor=1", "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--disable-dev-shm-usage", "--disable-crash-reporter", "--disable-breakpad",  # a small /dev/shm; no dumps
+            "/bin/bash",
+            "-c",
+            wiring,
+            executable,  # bash, as dash takes no fd number above 9
+            "--headless",
+            "--remote-debugging-pipe",
+            f"--user-data-dir={self.profile}",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-gpu",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--disable-dev-shm-usage",
+            "--disable-crash-reporter",
+            "--disable-breakpad",  # a small /dev/shm; no dumps
             *(["--no-sandbox"] if os.geteuid() == 0 else []),  # Chromium's sandbox refuses to run as root
             "about:blank",
         ]
-        self.process = subprocess.Popen(args, pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            args,
+            pass_fds=(to_child_r, from_child_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_child_r)
         os.close(from_child_w)
         self._buffer = b""
@@ -147,8 +168,10 @@ class Chromium:
 
     def open(self, path: Path, *, width: int, height: int = 800) -> None:
         """Load a local file at a viewport of `width` x `height` CSS pixels and wait for its load event."""
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+        )
         self.call("Page.navigate", {"url": path.resolve().as_uri()})
         self.wait_for("Page.loadEventFired")
 
@@ -161,12 +184,15 @@ class Chromium:
 
     def click(self, selector: str) -> None:
         """A real mouse click (press and release) at the centre of the first element matching `selector`."""
-        box = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
-                            " const r = e.getBoundingClientRect();"
-                            " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
+            " const r = e.getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
         for kind in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent",
-                      {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1})
+            self.call(
+                "Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1}
+            )
 
     def screenshot(self, path: Path) -> Path:
         """A PNG of the whole page, not only the viewport."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import parallax_zoo
 import numpy as np
 
+import parallax_zoo
 from parallax_zoo.judging.evaluation import EvalResult, per_side_record, protocol
 
 
@@ -15,9 +15,13 @@ def crafted(env_id: str, policy: str, games: dict[str, tuple[int, int, int]]) ->
     for index, (opponent, counts) in enumerate(games.items()):
         outcomes = np.repeat([1.0, 0.0, -1.0], counts)
         sides = np.arange(outcomes.size) % 2
-        records[opponent] = ({"games": float(outcomes.size), "win": float(np.mean(outcomes > 0)),
-                              "draw": float(np.mean(outcomes == 0)), "loss": float(np.mean(outcomes < 0)),
-                              "return": float(np.mean(outcomes))} | per_side_record(outcomes, sides))
+        records[opponent] = {
+            "games": float(outcomes.size),
+            "win": float(np.mean(outcomes > 0)),
+            "draw": float(np.mean(outcomes == 0)),
+            "loss": float(np.mean(outcomes < 0)),
+            "return": float(np.mean(outcomes)),
+        } | per_side_record(outcomes, sides)
         if index == 0:
             scores = tuple(float(x) for x in outcomes)
     return EvalResult(env_id, policy, protocol(parallax_zoo.spec(env_id)), scores=scores, opponents=records)

@@ -62,7 +62,7 @@ class GridWorld:
 @jax.tree_util.register_dataclass
 @dataclass
 class MaskedState(State):
-    action_mask: Bool[Array, "4"]
+    action_mask: Bool[Array, 4]
 
 
 def _grid_mask(grid: GridState) -> Array:

@@ -14,12 +14,12 @@ import hashlib
 import http.server
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
-import socket
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
@@ -144,9 +144,13 @@ class RepoStore:
             head = self.resolve(repo_id, branch)
             if parent is not None and parent != head:
                 raise ValueError(f"parent commit {parent} is not the head of {branch} ({head})")
-            files = {path: dataclasses.asdict(entry) for path, entry in (self.tree(repo_id, head) if head else {}).items()}
+            files = {
+                path: dataclasses.asdict(entry) for path, entry in (self.tree(repo_id, head) if head else {}).items()
+            }
             for path in delete:
-                files = {name: entry for name, entry in files.items() if name != path and not name.startswith(path + "/")}
+                files = {
+                    name: entry for name, entry in files.items() if name != path and not name.startswith(path + "/")
+                }
             for path, sha256 in add.items():
                 data = self.read_object(sha256)
                 entry = RepoFile(sha256, git_blob_sha1(data), len(data), stored_as_lfs(path, data))
@@ -351,11 +355,16 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         if commit_id is None:
             return
         siblings = [
-            {"rfilename": path} | ({
-                "size": entry.size,
-                "blobId": entry.git_sha1,
-                **({"lfs": {"size": entry.size, "sha256": entry.sha256, "pointerSize": 134}} if entry.lfs else {}),
-            } if blobs else {})
+            {"rfilename": path}
+            | (
+                {
+                    "size": entry.size,
+                    "blobId": entry.git_sha1,
+                    **({"lfs": {"size": entry.size, "sha256": entry.sha256, "pointerSize": 134}} if entry.lfs else {}),
+                }
+                if blobs
+                else {}
+            )
             for path, entry in sorted(self.hub.store.tree(repo_id, commit_id).items())
         ]
         author = repo_id.split("/")[0]

@@ -29,7 +29,9 @@ def _leaves_equal(a, b) -> bool:
     def plain(x):
         return np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
 
-    return all(np.array_equal(plain(x), plain(y)) for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)))
+    return all(
+        np.array_equal(plain(x), plain(y)) for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b))
+    )
 
 
 def _all_finite(tree) -> bool:
@@ -95,7 +97,9 @@ def test_an_out_of_range_move_loses_a_board_game_which_then_stays_finished(env_i
         np.testing.assert_array_equal(again.agents.reward, [0.0, 0.0])
         assert int(again.step_count) == int(finished.step_count) + 1
         expected = dataclasses.replace(
-            finished, agents=dataclasses.replace(finished.agents, reward=again.agents.reward), step_count=again.step_count
+            finished,
+            agents=dataclasses.replace(finished.agents, reward=again.agents.reward),
+            step_count=again.step_count,
         )
         assert _leaves_equal(again, expected), action
 
@@ -132,10 +136,14 @@ def test_make_with_validate_refuses_an_out_of_range_action_eagerly_naming_the_sp
     env = parallax_zoo.make("GridWorld-v0", validate=True)
     assert isinstance(env, ValidateActions)
     state = env.reset(key=jax.random.key(0))
-    with pytest.raises(RuntimeError, match=r"GridWorld.step: action 7 is outside the action space Discrete\(4\) of dtype int32"):
+    with pytest.raises(
+        RuntimeError, match=r"GridWorld.step: action 7 is outside the action space Discrete\(4\) of dtype int32"
+    ):
         env.step(state, jnp.int32(7))
     pendulum = parallax_zoo.make("gymnax/Pendulum-v1", validate=True)
-    with pytest.raises(RuntimeError, match=r"action \[nan\] is outside the action space Box\(-2.0, 2.0, \(1,\), float32\)"):
+    with pytest.raises(
+        RuntimeError, match=r"action \[nan\] is outside the action space Box\(-2.0, 2.0, \(1,\), float32\)"
+    ):
         pendulum.step(pendulum.reset(key=jax.random.key(0)), jnp.full((1,), jnp.nan, jnp.float32))
 
 
@@ -189,8 +197,12 @@ def test_bool_action_to_a_discrete_env_is_refused_naming_both_dtypes() -> None:
     cartpole = parallax_zoo.make("gymnax/CartPole-v1")
     with pytest.raises(ValueError, match=r"GymnaxAdapter.step: .*for Discrete\(2\), got shape \(\) and dtype bool"):
         cartpole.step(cartpole.reset(key=jax.random.key(0)), jnp.bool_(True))
-    with pytest.raises(ValueError, match=r"dtype int32 for Discrete\(2, shape=\(3,\)\), got shape \(3,\) and dtype bool"):
-        parallax_zoo.make("Race-v0").step(parallax_zoo.make("Race-v0").reset(key=jax.random.key(0)), jnp.ones(3, jnp.bool_))
+    with pytest.raises(
+        ValueError, match=r"dtype int32 for Discrete\(2, shape=\(3,\)\), got shape \(3,\) and dtype bool"
+    ):
+        parallax_zoo.make("Race-v0").step(
+            parallax_zoo.make("Race-v0").reset(key=jax.random.key(0)), jnp.ones(3, jnp.bool_)
+        )
     check_action(Box(0.0, 1.0, (2,)), jnp.zeros(2, jnp.int32))
     with pytest.raises(ValueError, match="dtype bool"):
         check_action(Box(0.0, 1.0, (2,)), jnp.zeros(2, jnp.bool_))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import jax
 import jax.numpy as jnp
 import pytest
 from helpers.example_envs import GridWorld, MaskedGridWorld, Race
@@ -13,7 +12,11 @@ import parallax_zoo
 from parallax import Agents, Box, MARLState, ProtocolError, State, TimeLimit, check_env, spaces, stack_space
 
 
-@pytest.mark.parametrize("env", [GridWorld(), MaskedGridWorld(), Race(), TimeLimit(Race(), max_steps=5)], ids=["GridWorld", "MaskedGridWorld", "Race", "TimeLimit(Race, 5)"])
+@pytest.mark.parametrize(
+    "env",
+    [GridWorld(), MaskedGridWorld(), Race(), TimeLimit(Race(), max_steps=5)],
+    ids=["GridWorld", "MaskedGridWorld", "Race", "TimeLimit(Race, 5)"],
+)
 def test_good_envs_pass(env):
     check_env(env)
 
@@ -123,7 +126,9 @@ class EmptyMask(Race):
         return dataclasses.replace(state, agents=dataclasses.replace(state.agents, action_mask=jnp.ones((3, 2), bool)))
 
     def step(self, state, action):
-        state = super().step(dataclasses.replace(state, agents=dataclasses.replace(state.agents, action_mask=None)), action)
+        state = super().step(
+            dataclasses.replace(state, agents=dataclasses.replace(state.agents, action_mask=None)), action
+        )
         mask = jnp.broadcast_to(state.agents.active[:, None], (3, 2))
         return dataclasses.replace(state, agents=dataclasses.replace(state.agents, action_mask=mask))
 
@@ -214,4 +219,3 @@ def test_check_env_says_what_was_expected_and_found():
         check_env(_StuckClock(), num_steps=4)
     assert "expected step_count 1 (the previous step's + 1), got 0" in str(caught.value)
     assert "violated" not in str(caught.value)
-

@@ -91,7 +91,9 @@ def test_agents_subclass_survives_vmap():
     class TeamAgents(Agents):
         team: jax.Array
 
-    agents = TeamAgents(observation=jnp.zeros(4), active=jnp.ones(4, bool), reward=jnp.zeros(4), team=jnp.array([0, 0, 1, 1]))
+    agents = TeamAgents(
+        observation=jnp.zeros(4), active=jnp.ones(4, bool), reward=jnp.zeros(4), team=jnp.array([0, 0, 1, 1])
+    )
     batched = jax.vmap(lambda a: a)(jax.tree_util.tree_map(lambda x: jnp.stack([x, x]), agents))
     assert isinstance(batched, TeamAgents)
     assert batched.team.shape == (2, 4)

@@ -23,8 +23,16 @@ def same(left, right) -> bool:
     return all(bool(jnp.array_equal(plain(a), plain(b), equal_nan=True)) for a, b in leaves)
 
 
-NATIVE = ["GridWorld-v0", "GridWorld-Masked-v0", "Race-v0", "RespawnRace-v0", "TeamRace-v0", "TicTacToe-v0",
-          "ConnectFour-v0", "Othello-v0"]
+NATIVE = [
+    "GridWorld-v0",
+    "GridWorld-Masked-v0",
+    "Race-v0",
+    "RespawnRace-v0",
+    "TeamRace-v0",
+    "TicTacToe-v0",
+    "ConnectFour-v0",
+    "Othello-v0",
+]
 
 
 @pytest.mark.parametrize("env_id", NATIVE)
@@ -36,9 +44,14 @@ def test_native_envs_take_the_key_positionally(env_id):
 
 def test_every_wrapper_takes_the_key_positionally():
     key = jax.random.key(4)
-    stacks = [TimeLimit(GridWorld(), max_steps=5), AutoResetWrapper(GridWorld()), RecordEpisodeStatistics(GridWorld()),
-              ValidateActions(GridWorld()), VmapWrapper(RecordEpisodeStatistics(GridWorld()), num_envs=3),
-              parallax_zoo.make("Race-v0")]
+    stacks = [
+        TimeLimit(GridWorld(), max_steps=5),
+        AutoResetWrapper(GridWorld()),
+        RecordEpisodeStatistics(GridWorld()),
+        ValidateActions(GridWorld()),
+        VmapWrapper(RecordEpisodeStatistics(GridWorld()), num_envs=3),
+        parallax_zoo.make("Race-v0"),
+    ]
     for env in stacks:
         assert same(env.reset(key), env.reset(key=key)), env
     batched = VmapWrapper(GridWorld(), num_envs=3)

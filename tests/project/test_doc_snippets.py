@@ -46,7 +46,7 @@ def blocks(page: Path) -> list[Block]:
             continue
         end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
         before = next((lines[i].strip() for i in range(index - 1, -1, -1) if lines[i].strip()), "")
-        code = "\n".join(lines[index + 1:end])
+        code = "\n".join(lines[index + 1 : end])
         found.append(Block(page, index + 1, opening.group(1), code, before == FRAGMENT, before == SLOW))
         index = end + 1
     return found
@@ -54,8 +54,11 @@ def blocks(page: Path) -> list[Block]:
 
 def python_blocks(page: Path, slow: bool = False) -> list[Block]:
     """The page's runnable Python blocks; the slow ones only when `slow`."""
-    return [block for block in blocks(page)
-            if block.language == "python" and not block.fragment and (slow or not block.slow)]
+    return [
+        block
+        for block in blocks(page)
+        if block.language == "python" and not block.fragment and (slow or not block.slow)
+    ]
 
 
 RUNNER = """
@@ -80,20 +83,27 @@ if failed:
 def run_pages(pages: list[Path], slow: bool = False) -> subprocess.CompletedProcess[str]:
     """Every runnable Python block of the pages, each page in order in a namespace and a folder of its own, all in
     one fresh interpreter (so jax and the zoo are imported once)."""
-    listed = [(str(page.relative_to(ROOT)), [(block.line, block.code) for block in python_blocks(page, slow)])
-              for page in pages]
+    listed = [
+        (str(page.relative_to(ROOT)), [(block.line, block.code) for block in python_blocks(page, slow)])
+        for page in pages
+    ]
     program = f"PAGES = {listed!r}\n{RUNNER}"
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu", "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-c", program], cwd=ROOT, env=environment, capture_output=True, text=True,
-                          timeout=1800)
+    return subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=1800
+    )
 
 
 def check_most_python_blocks_are_runnable_not_fragments() -> None:
     every = [block for page in PAGES for block in blocks(page) if block.language == "python"]
     left_out = [f"{block.page.name}:{block.line}" for block in every if block.fragment or block.slow]
     assert len(every) >= 20 and len(left_out) <= len(every) // 4, left_out
-    unlabelled = [f"{page.name}:{block.line}" for page in PAGES for block in blocks(page)
-                  if not block.language and block.code.lstrip().startswith(("import ", "from "))]
+    unlabelled = [
+        f"{page.name}:{block.line}"
+        for page in PAGES
+        for block in blocks(page)
+        if not block.language and block.code.lstrip().startswith(("import ", "from "))
+    ]
     assert not unlabelled, f"code blocks without a language are not checked: {unlabelled}"
 
 
@@ -147,6 +157,12 @@ def test_the_set_up_puts_parallax_zoo_on_path_for_the_commands_that_follow():
     if not (ROOT / ".venv" / "bin" / "activate").is_file():
         pytest.skip("no .venv here: `make test` creates it")
     bare = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "PYTHONHOME")}
-    shell = subprocess.run(["bash", "-c", f"{activate[0]} && parallax-zoo --version"], cwd=ROOT, capture_output=True,
-                           text=True, timeout=120, env={**bare, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    shell = subprocess.run(
+        ["bash", "-c", f"{activate[0]} && parallax-zoo --version"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**bare, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+    )
     assert shell.returncode == 0 and shell.stdout.startswith("parallax-zoo "), shell.stderr

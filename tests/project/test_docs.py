@@ -29,7 +29,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_MKDOCS_2_WARNING": "1"}
     build = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert build.returncode == 0, build.stderr[-4000:]
     return out
@@ -101,10 +105,7 @@ def _recorded_ids_match_the_built_envs(env_ids: list[str]) -> None:
     recorded = recorded_spaces(ROOT / "docs")
     stale = {env_id: (recorded.get(env_id), built_spaces(env_id, parallax_zoo.make)) for env_id in env_ids}
     stale = {env_id: pair for env_id, pair in stale.items() if pair[0] != pair[1]}
-    assert not stale, (
-        f"docs/environment_spaces.json is out of date for {sorted(stale)}: run "
-        "`make docs-spaces`"
-    )
+    assert not stale, f"docs/environment_spaces.json is out of date for {sorted(stale)}: run `make docs-spaces`"
 
 
 def test_recorded_spaces_match_cheap_adapted_envs() -> None:
@@ -113,5 +114,7 @@ def test_recorded_spaces_match_cheap_adapted_envs() -> None:
 
 @pytest.mark.slow
 def test_recorded_spaces_match_every_adapted_env() -> None:
-    adapted = [env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).kind not in BUILT_AT_SITE_BUILD]
+    adapted = [
+        env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).kind not in BUILT_AT_SITE_BUILD
+    ]
     _recorded_ids_match_the_built_envs(adapted)

@@ -26,8 +26,14 @@ def run_script(*args: str, env: dict[str, str], timeout: float = 600) -> subproc
 
 def offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """This interpreter, pip kept off the network, no carried wheels, results under `tmp_path`."""
-    return {**os.environ, "PYTHON": sys.executable, "PIP_NO_INDEX": "1", "WHEELS": str(tmp_path / "no-wheels"),
-            "GPU_CHECK_OUT": str(tmp_path / "out"), **extra}
+    return {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "PIP_NO_INDEX": "1",
+        "WHEELS": str(tmp_path / "no-wheels"),
+        "GPU_CHECK_OUT": str(tmp_path / "out"),
+        **extra,
+    }
 
 
 def test_dry_run_runs_every_section_and_writes_the_results(tmp_path: Path) -> None:
@@ -55,7 +61,12 @@ def test_dry_run_runs_every_section_and_writes_the_results(tmp_path: Path) -> No
     assert sections["ppo"][0]["steps_per_s"] > 0
 
     log = (out / "check.log").read_text()
-    for title in ("re-trained baselines", "native env throughput", "board games against Pgx", "PPO training throughput"):
+    for title in (
+        "re-trained baselines",
+        "native env throughput",
+        "board games against Pgx",
+        "PPO training throughput",
+    ):
         assert title in log
     assert re.search(r"gymnax/CartPole-v1 +512 x 3 .* not compared \(dry run\)", log)
 
@@ -139,11 +150,26 @@ def test_the_wheel_script_fetches_installable_wheels_under_the_limit(tmp_path: P
     assert names == set(gpu_check.CARRIED)
     assert sum(w.stat().st_size for w in wheels) < 60 * 2**20
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--target", str(site),
-                    *map(str, wheels)], check=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-index",
+            "--no-deps",
+            "--target",
+            str(site),
+            *map(str, wheels),
+        ],
+        check=True,
+        timeout=300,
+    )
     carried_modules = [m for m, d in gpu_check.REQUIRED.items() if d in gpu_check.CARRIED]
     probe = f"import sys; sys.path.insert(0, {str(site)!r}); " + "; ".join(
-        f"import {m}; assert {m}.__file__.startswith({str(site)!r}), {m}.__file__" for m in carried_modules)
+        f"import {m}; assert {m}.__file__.startswith({str(site)!r}), {m}.__file__" for m in carried_modules
+    )
     subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)
 
 

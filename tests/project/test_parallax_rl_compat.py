@@ -27,7 +27,17 @@ PUBLISHED_NAMES = [
 """parallax-rl 0.4.0's `parallax.__all__`."""
 
 PUBLISHED_MODULES = {
-    "parallax.core": ["State", "Agents", "MARLState", "Env", "VectorEnv", "MARLEnv", "MARLVectorEnv", "StateT", "MARLStateT"],
+    "parallax.core": [
+        "State",
+        "Agents",
+        "MARLState",
+        "Env",
+        "VectorEnv",
+        "MARLEnv",
+        "MARLVectorEnv",
+        "StateT",
+        "MARLStateT",
+    ],
     "parallax.spaces": ["Space", "Discrete", "Box", "MultiDiscrete", "MultiBinary", "PyTreeSpace", "stack_space"],
     "parallax.wrappers": ["Wrapper", "VmapWrapper", "AutoResetWrapper", "TimeLimit"],
     "parallax.adapters": ["BraxAdapter", "GymnaxAdapter", "MJXAdapter"],
@@ -159,7 +169,10 @@ def test_auto_reset_keeps_the_terminal_reward_and_flags() -> None:
 def test_infinite_box_bounds_sample_finite_values_and_spaces_are_hashable() -> None:
     unbounded = spaces.Box(low=-jnp.inf, high=jnp.inf, shape=(3,))
     assert np.isfinite(np.asarray(jax.jit(unbounded.sample)(key=jax.random.key(0)))).all()
-    assert hash(spaces.Discrete(n=3)) == hash(spaces.Discrete(n=3)) and len({spaces.MultiBinary(n=2), spaces.MultiBinary(2)}) == 1
+    assert (
+        hash(spaces.Discrete(n=3)) == hash(spaces.Discrete(n=3))
+        and len({spaces.MultiBinary(n=2), spaces.MultiBinary(2)}) == 1
+    )
 
 
 def test_state_fields_are_keyword_only() -> None:

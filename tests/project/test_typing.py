@@ -18,7 +18,13 @@ def _pyright(*args: str, cwd: Path = ROOT) -> dict:
     executable = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
     if executable is None:
         pytest.fail("pyright is not installed; it is part of the dev extra (pip install -e '.[dev]')")
-    result = subprocess.run([executable, "--outputjson", "--pythonpath", sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [executable, "--outputjson", "--pythonpath", sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return json.loads(result.stdout)
 
 

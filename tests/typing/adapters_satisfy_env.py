@@ -20,7 +20,9 @@ from parallax.adapters.pgx import MaskedState
 def takes_env(env: Env[State]) -> State: ...
 
 
-def adapters_are_envs(gymnax_env: GymnaxAdapter, brax_env: BraxAdapter, mjx_env: MJXAdapter, craftax_env: CraftaxAdapter) -> None:
+def adapters_are_envs(
+    gymnax_env: GymnaxAdapter, brax_env: BraxAdapter, mjx_env: MJXAdapter, craftax_env: CraftaxAdapter
+) -> None:
     takes_env(craftax_env)
     takes_env(gymnax_env)
     takes_env(brax_env)
@@ -56,7 +58,9 @@ def suite_adapters_are_envs(
     takes_env(xminigrid_env)
 
 
-def wrapped_games_keep_their_state(env: PgxAdapter, solo: PgxSinglePlayerAdapter, key: PRNGKeyArray, action: Array) -> None:
+def wrapped_games_keep_their_state(
+    env: PgxAdapter, solo: PgxSinglePlayerAdapter, key: PRNGKeyArray, action: Array
+) -> None:
     games = VmapWrapper(AutoResetWrapper(TimeLimit(env, max_steps=10)), num_envs=4)
     mask = games.step(games.reset(key=key), action).agents.action_mask
     solos = VmapWrapper(solo, num_envs=4)

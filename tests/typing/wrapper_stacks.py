@@ -1,10 +1,11 @@
 """Checked by pyright (tests/project/test_typing.py): state types survive wrapper stacks."""
 
+from typing import assert_type
+
 import jax
 import jax.numpy as jnp
 from helpers.example_envs import GridWorld, MaskedGridWorld, MaskedState, Race
 from jaxtyping import Array
-from typing_extensions import assert_type
 
 from parallax import (
     AutoResetWrapper,

@@ -54,4 +54,3 @@ def test_dir_shows_the_public_api():
         assert name in names
     for name in ("importlib", "Any", "TYPE_CHECKING", "sys"):
         assert name not in names
-

@@ -21,9 +21,7 @@ from parallax.adapters.brax import BraxAdapter  # noqa: E402
 from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError  # noqa: E402
 from parallax_zoo.catalogue.signatures import InvalidKwargError  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:Brax System:UserWarning", "ignore:Accessing `ncon`:DeprecationWarning"
-)
+pytestmark = pytest.mark.filterwarnings("ignore:Brax System:UserWarning", "ignore:Accessing `ncon`:DeprecationWarning")
 
 EPISODE_LENGTH, ACTION_REPEAT = 20, 2
 PUSH = jnp.ones((1,), jnp.float32)
@@ -111,7 +109,9 @@ def test_metrics_go_into_info():
     next_state = reacher.step(state, action)
     # brax's reacher: reward_ctrl = -|action|^2 and reward = reward_dist + reward_ctrl.
     np.testing.assert_allclose(next_state.info["reward_ctrl"], -0.5, rtol=1e-6)
-    np.testing.assert_allclose(next_state.reward, next_state.info["reward_dist"] + next_state.info["reward_ctrl"], rtol=1e-6)
+    np.testing.assert_allclose(
+        next_state.reward, next_state.info["reward_dist"] + next_state.info["reward_ctrl"], rtol=1e-6
+    )
 
 
 def test_dict_observations_become_a_pytree_space():

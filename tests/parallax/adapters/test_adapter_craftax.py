@@ -29,7 +29,10 @@ def classic():
 
 @pytest.mark.parametrize(
     "env_id",
-    [i if i in DEFAULT_SUITE else pytest.param(i, marks=pytest.mark.slow) for i in parallax_zoo.list_envs(tag="craftax")],
+    [
+        i if i in DEFAULT_SUITE else pytest.param(i, marks=pytest.mark.slow)
+        for i in parallax_zoo.list_envs(tag="craftax")
+    ],
 )
 def test_every_registered_id_passes_check_env(env_id):
     env = parallax_zoo.make(env_id)
@@ -46,7 +49,9 @@ def judged_step(classic):
 
     def both(state, action):
         _, step_key = next_and_step_key(state.key)
-        return classic._step_unchecked(state, action), classic.env.step_env(step_key, state.env_state, action, classic.params)
+        return classic._step_unchecked(state, action), classic.env.step_env(
+            step_key, state.env_state, action, classic.params
+        )
 
     return jax.jit(both)
 

@@ -48,9 +48,13 @@ def test_termination_keeps_the_fallen_pole(cartpole):
     before = np.asarray(states.observation[end - 1])
     assert abs(before[0]) <= params.x_threshold and abs(before[2]) <= params.theta_threshold_radians
     # One explicit Euler step from the previous observation, as CartPole integrates.
-    np.testing.assert_allclose([x, theta], [before[0] + params.tau * before[1], before[2] + params.tau * before[3]], rtol=1e-6)
+    np.testing.assert_allclose(
+        [x, theta], [before[0] + params.tau * before[1], before[2] + params.tau * before[3]], rtol=1e-6
+    )
     # gymnax's own step replaces this observation by a reset one and keeps it only in info.
-    gymnax_obs, _, _, terminated, _, info = env.step(jax.random.key(1), at(states, end - 1).env_state, PUSH_RIGHT, params)
+    gymnax_obs, _, _, terminated, _, info = env.step(
+        jax.random.key(1), at(states, end - 1).env_state, PUSH_RIGHT, params
+    )
     assert bool(terminated)
     np.testing.assert_allclose(info["final_observation"], states.observation[end], rtol=1e-6)
     assert not np.allclose(gymnax_obs, states.observation[end])
@@ -109,7 +113,8 @@ LEFT_OUT = {"MNISTBandit-bsuite": "downloads MNIST when built"}
 def _registered_gymnax_params() -> list:
     return [
         pytest.param(env_id, marks=pytest.mark.slow)
-        if env_id.endswith("-MinAtar") and env_id != MINATAR_BY_DEFAULT else env_id
+        if env_id.endswith("-MinAtar") and env_id != MINATAR_BY_DEFAULT
+        else env_id
         for env_id in parallax_zoo.list_envs(namespace="gymnax")
     ]
 
@@ -148,7 +153,9 @@ def test_key_advances_where_step_env_draws_random_numbers(cartpole):
     # CartPole's step_env never touches its key, so the adapter does not spend a split on it.
     _, _, adapter = cartpole
     state = adapter.reset(key=jax.random.key(0))
-    np.testing.assert_array_equal(jax.random.key_data(adapter.step(state, PUSH_RIGHT).key), jax.random.key_data(state.key))
+    np.testing.assert_array_equal(
+        jax.random.key_data(adapter.step(state, PUSH_RIGHT).key), jax.random.key_data(state.key)
+    )
     assert not np.array_equal(state.observation, adapter.reset(key=jax.random.key(1)).observation)
 
 
@@ -229,5 +236,7 @@ def test_conversion_keeps_every_bound_and_nests(per_dimension, n):
     np.testing.assert_array_equal(converted.low, low)
     np.testing.assert_array_equal(converted.high, high)
     assert converted.dtype == jnp.float32 and converted.shape == low.shape
-    nested = to_parallax_space(gymnax_spaces.Dict({"box": box, "pair": gymnax_spaces.Tuple([gymnax_spaces.Discrete(n), box])}))
+    nested = to_parallax_space(
+        gymnax_spaces.Dict({"box": box, "pair": gymnax_spaces.Tuple([gymnax_spaces.Discrete(n), box])})
+    )
     assert nested == PyTreeSpace({"box": converted, "pair": (Discrete(n), converted)})

@@ -59,7 +59,10 @@ def test_every_registered_id_passes_check_env(env_id):
 
 @pytest.mark.parametrize(
     "env_id",
-    [i if not {"mabrax", "storm"} & set(parallax_zoo.spec(i).tags) else pytest.param(i, marks=pytest.mark.slow) for i in JAXMARL_IDS],
+    [
+        i if not {"mabrax", "storm"} & set(parallax_zoo.spec(i).tags) else pytest.param(i, marks=pytest.mark.slow)
+        for i in JAXMARL_IDS
+    ],
 )
 def test_every_registered_id_builds_with_the_registered_episode_length(env_id):
     env = parallax_zoo.make(env_id)
@@ -100,7 +103,9 @@ def test_mpe_truncates_where_jaxmarl_ends_the_episode_with_the_true_last_observa
     assert np.asarray(states.agents.active).all()
     # JaxMARL's own step replaces the last observation by a reset one.
     before_end = at(states, 24)
-    reset_obs, *_ = raw.step(jax.random.key(2), before_end.env_state, {a: actions[25, i] for i, a in enumerate(raw.agents)})
+    reset_obs, *_ = raw.step(
+        jax.random.key(2), before_end.env_state, {a: actions[25, i] for i, a in enumerate(raw.agents)}
+    )
     assert not np.allclose(np.stack([reset_obs[a] for a in raw.agents]), at(states, 25).agents.observation)
     assert spread.episode_length == 26
 
@@ -108,7 +113,9 @@ def test_mpe_truncates_where_jaxmarl_ends_the_episode_with_the_true_last_observa
 def test_max_steps_sets_jaxmarl_own_limit():
     assert episode_length_settings(type(jaxmarl.make("MPE_simple_spread_v3")), 26) == {"max_steps": 25}
     short = parallax_zoo.make("jaxmarl/MPE_simple_spread_v3", max_steps=4)
-    assert short.env.max_steps == 3 and short.episode_length == 4  # max_steps means what the registry's does: the episode ends on step 4
+    assert (
+        short.env.max_steps == 3 and short.episode_length == 4
+    )  # max_steps means what the registry's does: the episode ends on step 4
     assert episode_length_settings(type(jaxmarl.make("SMAX")), 101) == {"max_steps": 100}
     assert episode_length_settings(type(jaxmarl.make("overcooked")), 400) == {"max_steps": 400}
     # Hanabi has no time limit to set; Coin Game's length follows its inner and outer episode counts.
@@ -128,7 +135,9 @@ def test_max_steps_cuts_short_the_families_without_a_limit_setting_and_refuses_t
     assert ends == [(False, False)] * 9 + [(True, False)]
     assert isinstance(parallax_zoo.make("jaxmarl/hanabi", max_steps=50), TimeLimit)
     assert not isinstance(parallax_zoo.make("jaxmarl/coin_game", max_steps=100), TimeLimit)
-    with pytest.raises(TypeError, match=r"jaxmarl/coin_game ends every episode by step 100.*max_steps=101 cannot lengthen it"):
+    with pytest.raises(
+        TypeError, match=r"jaxmarl/coin_game ends every episode by step 100.*max_steps=101 cannot lengthen it"
+    ):
         parallax_zoo.make("jaxmarl/coin_game", max_steps=101)
 
 
@@ -163,7 +172,9 @@ def test_continuous_heterogeneous_actions_are_cut_to_each_agent():
     state = comm.reset(key=jax.random.key(0))
     action = space.sample(key=jax.random.key(1))
     padded = action.at[1:, 5:].set(0.7)
-    np.testing.assert_array_equal(comm.step(state, action).agents.observation, comm.step(state, padded).agents.observation)
+    np.testing.assert_array_equal(
+        comm.step(state, action).agents.observation, comm.step(state, padded).agents.observation
+    )
 
 
 def test_spaces_follow_what_jaxmarl_emits(spread):
@@ -304,12 +315,12 @@ def test_a_smax_unit_that_dies_goes_inactive_with_zeros_while_the_battle_goes_on
     t, i = dead_before_end[0]
     # The suite reports that unit done on that step; the adapter marks it inactive from then on.
     assert bool(their_agent_dones[t, i]) and (t == 0 or bool(active[t - 1, i]))
-    assert not active[t:end + 1, i].any()
-    np.testing.assert_array_equal(np.asarray(ours.agents.observation)[t:end + 1, i], 0.0)
+    assert not active[t : end + 1, i].any()
+    np.testing.assert_array_equal(np.asarray(ours.agents.observation)[t : end + 1, i], 0.0)
     # Its reward slot is zero on the steps after it died (rule 3) although JaxMARL keeps paying dead units.
-    np.testing.assert_array_equal(np.asarray(ours.agents.reward)[t + 1:end + 1, i], 0.0)
+    np.testing.assert_array_equal(np.asarray(ours.agents.reward)[t + 1 : end + 1, i], 0.0)
     # Its only legal action is the stand-in the adapter plays for it (rule 4).
-    masks = np.asarray(ours.agents.action_mask)[t:end + 1, i]
+    masks = np.asarray(ours.agents.action_mask)[t : end + 1, i]
     assert (masks.sum(axis=-1) == 1).all()
     assert not bool(ours.done[t]) or t == end
 
@@ -320,7 +331,10 @@ def per_agent(tree, raw):
     STORM's InTheGrid stacks its agents inside a dict of observations, its inventory's on the last axis.
     """
     if isinstance(tree, dict) and "observations" in tree:
-        return [{"observation": tree["observations"][i], "inventory": tree["inventory"][:, i]} for i in range(len(raw.agents))]
+        return [
+            {"observation": tree["observations"][i], "inventory": tree["inventory"][:, i]}
+            for i in range(len(raw.agents))
+        ]
     if isinstance(tree, dict):
         return [tree[agent] for agent in raw.agents]
     return list(tree)
@@ -344,7 +358,11 @@ ROUND_BASED = [
 
 @pytest.mark.parametrize(
     ("foreign_id", "num_actions"),
-    [pytest.param("storm", 5, marks=pytest.mark.slow), ("storm_2p", 5), pytest.param("storm_np", 8, marks=pytest.mark.slow)],
+    [
+        pytest.param("storm", 5, marks=pytest.mark.slow),
+        ("storm_2p", 5),
+        pytest.param("storm_np", 8, marks=pytest.mark.slow),
+    ],
 )
 def test_storm_slots_hold_each_agent_observation(foreign_id, num_actions):
     env = parallax_zoo.make(f"jaxmarl/{foreign_id}")
@@ -384,7 +402,9 @@ def test_round_based_games_end_with_the_true_last_observation(foreign_id):
             true_end, *_ = longer_step(step_key, state.env_state, joint)
             assert_slots_hold(following.agents.observation, per_agent(true_end, raw))
             fresh, last = jax.tree_util.tree_leaves(observations), jax.tree_util.tree_leaves(true_end)
-            assert any(not np.array_equal(a, b) for a, b in zip(fresh, last)), "JaxMARL's own last step returns a new round"
+            assert any(not np.array_equal(a, b) for a, b in zip(fresh, last)), (
+                "JaxMARL's own last step returns a new round"
+            )
             # The state is the end of the last round, not the start of another.
             assert int(following.env_state.step) == 3 and bool(following.env_state.done)
         state = following

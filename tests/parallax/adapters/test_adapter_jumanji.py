@@ -29,7 +29,10 @@ DEFAULT_IDS = ("jumanji/TSP-v1",)
 
 @pytest.mark.parametrize(
     "env_id",
-    [pytest.param(i, marks=() if i in DEFAULT_IDS else pytest.mark.slow) for i in parallax_zoo.list_envs(namespace="jumanji")],
+    [
+        pytest.param(i, marks=() if i in DEFAULT_IDS else pytest.mark.slow)
+        for i in parallax_zoo.list_envs(namespace="jumanji")
+    ],
 )
 def test_every_registered_env_passes_check_env(env_id):
     with warnings.catch_warnings():
@@ -110,9 +113,11 @@ def random_action(env):
 
 @pytest.mark.parametrize(
     "env_id",
-    [pytest.param("jumanji/LevelBasedForaging-v0", marks=pytest.mark.slow),
-     pytest.param("jumanji/SearchAndRescue-v0", marks=pytest.mark.slow),
-     pytest.param("jumanji/Connector-v3", marks=pytest.mark.slow)],
+    [
+        pytest.param("jumanji/LevelBasedForaging-v0", marks=pytest.mark.slow),
+        pytest.param("jumanji/SearchAndRescue-v0", marks=pytest.mark.slow),
+        pytest.param("jumanji/Connector-v3", marks=pytest.mark.slow),
+    ],
 )
 def test_per_agent_rewards_sum_to_the_team_reward_and_stay_in_info(env_id):
     env = parallax_zoo.make(env_id)

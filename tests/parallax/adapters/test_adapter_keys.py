@@ -12,7 +12,6 @@ import pytest
 
 from parallax.adapters.base import KEY_COUNTER, next_and_step_key, next_key
 
-
 HASHES = {"random_split", "random_fold_in", "random_bits", "threefry2x32"}
 """The primitives that each run one hash (a batch of counters at once) over a key."""
 
@@ -63,7 +62,12 @@ def _jaxmarl_spread():
 
     raw = jaxmarl.make("MPE_simple_spread_v3")
     actions = {agent: jnp.int32(0) for agent in raw.agents}
-    return JaxMARLAdapter(raw), raw.reset, lambda key, state: raw.step_env(key, state, actions), jnp.zeros((3,), jnp.int32)
+    return (
+        JaxMARLAdapter(raw),
+        raw.reset,
+        lambda key, state: raw.step_env(key, state, actions),
+        jnp.zeros((3,), jnp.int32),
+    )
 
 
 @pytest.mark.parametrize("suite", [_pgx_connect_four, _jaxmarl_spread], ids=["pgx", "jaxmarl"])

@@ -21,7 +21,6 @@ from mujoco_playground import registry, wrapper  # noqa: E402
 from mujoco_playground._src import mjx_env  # noqa: E402
 
 import parallax_zoo  # noqa: E402
-
 from parallax import AutoResetWrapper, Box, Env, PyTreeSpace, TimeLimit, VmapWrapper, check_env  # noqa: E402
 from parallax.adapters._physics import observation_space_for  # noqa: E402
 from parallax.adapters.mjx import MJXAdapter  # noqa: E402
@@ -71,7 +70,9 @@ def test_truncation_at_the_config_episode_length_and_metrics_in_info(point_mass)
     assert not any(bool(s.termination) for s in states)
     last = states[-1]
     # Playground's PointMass: reward = near_target * small_control, both reported as metrics.
-    np.testing.assert_allclose(last.reward, last.info["reward/near_target"] * last.info["reward/small_control"], rtol=1e-6)
+    np.testing.assert_allclose(
+        last.reward, last.info["reward/near_target"] * last.info["reward/small_control"], rtol=1e-6
+    )
     # The truncated state is the stepped one: the mass moved under the action, it was not reset.
     np.testing.assert_array_equal(last.observation, last.env_state.obs)
     assert not np.allclose(last.observation, states[0].observation)
@@ -79,7 +80,10 @@ def test_truncation_at_the_config_episode_length_and_metrics_in_info(point_mass)
 
 
 def test_dict_observations_become_a_pytree_space():
-    observation = {"state": jax.ShapeDtypeStruct((3,), jnp.float32), "privileged_state": jax.ShapeDtypeStruct((5,), jnp.float32)}
+    observation = {
+        "state": jax.ShapeDtypeStruct((3,), jnp.float32),
+        "privileged_state": jax.ShapeDtypeStruct((5,), jnp.float32),
+    }
     assert observation_space_for(observation) == PyTreeSpace(
         {"state": Box(-jnp.inf, jnp.inf, (3,)), "privileged_state": Box(-jnp.inf, jnp.inf, (5,))}
     )
@@ -105,7 +109,9 @@ def test_under_vmap_time_limit_and_auto_reset(point_mass):
         state = env.step(state, jnp.stack([ACTION, -ACTION]))
         return state, state
 
-    _, states = jax.jit(lambda s: jax.lax.scan(body, s, None, length=EPISODE_LENGTH + 2))(env.reset(key=jax.random.key(0)))
+    _, states = jax.jit(lambda s: jax.lax.scan(body, s, None, length=EPISODE_LENGTH + 2))(
+        env.reset(key=jax.random.key(0))
+    )
     truncation, counts = np.asarray(states.truncation), np.asarray(states.step_count)
     # TimeLimit cuts at 4, then the restarted episode runs 4 more.
     np.testing.assert_array_equal(truncation.any(axis=1), [False, False, False, True, False, False, False, True])

@@ -28,7 +28,10 @@ GAME_LENGTH = 600
 
 
 def ids():
-    return [pytest.param(i, marks=() if i in DEFAULT_IDS else pytest.mark.slow) for i in parallax_zoo.list_envs(namespace="pgx")]
+    return [
+        pytest.param(i, marks=() if i in DEFAULT_IDS else pytest.mark.slow)
+        for i in parallax_zoo.list_envs(namespace="pgx")
+    ]
 
 
 def games(names, cheap):
@@ -130,8 +133,16 @@ def test_single_player_games_agree_with_pgx_step_by_step(game_id):
         nxt = adapter.step(state, move)
         raw_next = game.step(raw, move, next_and_step_key(state.key)[1])
         fresh = adapter.reset(key=key)
-        record = (nxt.observation, raw_next.observation, nxt.reward, raw_next.rewards[0], nxt.termination,
-                  raw_next.terminated, nxt.action_mask, raw_next.legal_action_mask)
+        record = (
+            nxt.observation,
+            raw_next.observation,
+            nxt.reward,
+            raw_next.rewards[0],
+            nxt.termination,
+            raw_next.terminated,
+            nxt.action_mask,
+            raw_next.legal_action_mask,
+        )
         # Both sides restart together from the adapter's reset when the game ends.
         following = jax.tree_util.tree_map(lambda a, b: jnp.where(nxt.done, a, b), fresh, nxt)
         return (following, following.env_state), record
@@ -218,8 +229,17 @@ def test_registry_builds_the_right_adapter_with_the_games_settings():
 
 
 def test_a_time_limit_given_to_the_registry_truncates_pgx_games(scratch_registry):
-    scratch_registry.register({"id": "pgx/connect_four", "adapter": "pgx", "foreign_id": "connect_four", "max_steps": 3,
-                               "multi_agent": True, "num_agents": 2}, override=True)
+    scratch_registry.register(
+        {
+            "id": "pgx/connect_four",
+            "adapter": "pgx",
+            "foreign_id": "connect_four",
+            "max_steps": 3,
+            "multi_agent": True,
+            "num_agents": 2,
+        },
+        override=True,
+    )
     env = parallax_zoo.make("pgx/connect_four")
     assert isinstance(env, TimeLimit)
     state = env.reset(key=jax.random.key(0))

@@ -31,7 +31,10 @@ TO_THE_GOAL = (FORWARD, FORWARD, CLOCKWISE, FORWARD, FORWARD)
 
 @pytest.mark.parametrize(
     "env_id",
-    [pytest.param(i, marks=() if i in DEFAULT_IDS else pytest.mark.slow) for i in parallax_zoo.list_envs(namespace="xminigrid")],
+    [
+        pytest.param(i, marks=() if i in DEFAULT_IDS else pytest.mark.slow)
+        for i in parallax_zoo.list_envs(namespace="xminigrid")
+    ],
 )
 def test_every_registered_env_passes_check_env(env_id):
     check_env(parallax_zoo.make(env_id), num_steps=8)

@@ -29,9 +29,14 @@ def test_the_install_command_installs_this_clone_with_the_extra():
     pip, *arguments = shlex.split(result.stdout)
     assert Path(ROOT, pip).is_file() and Path(ROOT, pip).parent == Path(sys.executable).parent
     assert arguments == ["install", "-e", ".[pgx]"] and (ROOT / "pyproject.toml").is_file()
-    elsewhere = subprocess.run([sys.executable, "-c", "from parallax.install_command import install_command\n"
-                                "print(install_command('pgx'))"], cwd=Path(ROOT).parent, capture_output=True, text=True,
-                               timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    elsewhere = subprocess.run(
+        [sys.executable, "-c", "from parallax.install_command import install_command\nprint(install_command('pgx'))"],
+        cwd=Path(ROOT).parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert shlex.split(elsewhere.stdout)[1:] == ["install", "-e", f"{ROOT.relative_to(ROOT.parent)}[pgx]"]
 
 
@@ -46,8 +51,7 @@ def hide_foreign_packages() -> str:
 
 def test_importing_parallax_and_its_adapters_package_loads_no_foreign_package():
     result = python(
-        "import sys, parallax, parallax.adapters\n"
-        f"print(sorted(name for name in {FOREIGN!r} if name in sys.modules))"
+        f"import sys, parallax, parallax.adapters\nprint(sorted(name for name in {FOREIGN!r} if name in sys.modules))"
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
@@ -85,7 +89,9 @@ def test_without_the_suites_the_registry_lists_them_and_make_names_the_extra():
 
 
 def test_the_cli_reports_a_missing_suite_as_a_one_line_user_error():
-    result = python(hide_foreign_packages() + "from parallax_zoo.cli.main import main\nsys.exit(main(['info', 'pgx/go_9x9']))")
+    result = python(
+        hide_foreign_packages() + "from parallax_zoo.cli.main import main\nsys.exit(main(['info', 'pgx/go_9x9']))"
+    )
     assert result.returncode == 2, result.stdout + result.stderr
     message = result.stderr.strip()
     assert len(message.splitlines()) == 1 and message.startswith("parallax-zoo info: pgx/go_9x9 needs 'pgx'")

@@ -25,7 +25,10 @@ def _frames(env_id: str) -> np.ndarray:
 def _assert_drawn(frames: np.ndarray, env_id: str) -> None:
     """`uint8[STEPS + 1, H, W, 3]`, no frame a single colour (a picture, not a blank canvas)."""
     assert frames.dtype == np.uint8 and frames.ndim == 4 and frames.shape[0] == STEPS + 1 and frames.shape[-1] == 3, (
-        env_id, frames.shape, frames.dtype)
+        env_id,
+        frames.shape,
+        frames.dtype,
+    )
     for frame in frames:
         colours = np.unique(frame.reshape(-1, 3), axis=0)
         assert len(colours) > 1, (env_id, len(colours))
@@ -103,4 +106,3 @@ def test_an_env_gymnax_draws_nothing_of_renders_its_observation(tmp_path, capsys
         assert gif.n_frames == 4
         frame = np.asarray(gif.convert("RGB"))
     assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 2  # the observation's cells, not a blank frame
-

@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers.example_envs import GridWorld, Race
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
+from helpers.example_envs import GridWorld, Race
 
 import parallax_zoo
 from parallax import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, State, VmapWrapper, spaces
@@ -185,7 +185,9 @@ def test_pytree_observations_become_dict_and_tuple_spaces_that_check_env_accepts
         (Discrete(3, shape=(2,)), gymnasium.spaces.MultiDiscrete([3, 3], dtype=np.int32)),
         (
             Box(np.array([-1.0, 0.0]), np.array([1.0, np.inf])),
-            gymnasium.spaces.Box(np.array([-1.0, 0.0], np.float32), np.array([1.0, np.inf], np.float32), (2,), np.float32),
+            gymnasium.spaces.Box(
+                np.array([-1.0, 0.0], np.float32), np.array([1.0, np.inf], np.float32), (2,), np.float32
+            ),
         ),
         (Box(-1, 1, (3, 3), jnp.int8), gymnasium.spaces.Box(-1, 1, (3, 3), np.int8)),
         (MultiDiscrete([2, 3]), gymnasium.spaces.MultiDiscrete([2, 3], dtype=np.int32)),
@@ -249,7 +251,9 @@ def test_vector_env_next_step_autoreset_true_terminal_observations_seeds_masks_a
         single.reset(seed=seeds[slot])
         reference = single.parallax_state.env_state
         np.testing.assert_array_equal(np.asarray(vector.parallax_state.key[slot] == single.parallax_state.key), True)
-        np.testing.assert_array_equal(np.asarray(vector.parallax_state.env_state.goal[slot]), np.asarray(reference.goal))
+        np.testing.assert_array_equal(
+            np.asarray(vector.parallax_state.env_state.goal[slot]), np.asarray(reference.goal)
+        )
     vector.step(np.full(num_envs, 2))
     mask = np.arange(num_envs) % 3 == 0
     observation, _ = vector.reset(options={"reset_mask": mask})
@@ -263,17 +267,27 @@ def test_an_action_outside_the_space_raises_invalid_action_naming_it_and_the_spa
     """As Gymnasium's own envs refuse an action their space does not hold; a bool or a float is no Discrete action."""
     env = to_gymnasium(parallax_zoo.make("GridWorld-v0"))
     env.reset(seed=0)
-    for action, shown in ((99, "99 (int)"), (-1, "-1 (int)"), (2.7, "2.7 (float)"), (True, "True (bool)"),
-                          (np.int64(4), "np.int64(4) (int64)")):
-        with pytest.raises(gymnasium.error.InvalidAction, match=rf"GymnasiumEnv.step: action {re.escape(shown)} is not in "
-                                                                 r"the action space Discrete\(4\)"):
+    for action, shown in (
+        (99, "99 (int)"),
+        (-1, "-1 (int)"),
+        (2.7, "2.7 (float)"),
+        (True, "True (bool)"),
+        (np.int64(4), "np.int64(4) (int64)"),
+    ):
+        with pytest.raises(
+            gymnasium.error.InvalidAction,
+            match=rf"GymnasiumEnv.step: action {re.escape(shown)} is not in "
+            r"the action space Discrete\(4\)",
+        ):
             env.step(action)
     assert int(env.parallax_state.step_count) == 0, "a refused action does not step the env"
     env.step(np.int64(1))
     env.step(1)
     vector = to_gymnasium_vector(parallax_zoo.make("GridWorld-v0"), 3)
     vector.reset(seed=0)
-    with pytest.raises(gymnasium.error.InvalidAction, match=r"action array\(\[ 0, 99,  1\]\) .* MultiDiscrete\(\[4 4 4\]\)"):
+    with pytest.raises(
+        gymnasium.error.InvalidAction, match=r"action array\(\[ 0, 99,  1\]\) .* MultiDiscrete\(\[4 4 4\]\)"
+    ):
         vector.step(np.array([0, 99, 1]))
 
 

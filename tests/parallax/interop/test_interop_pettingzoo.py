@@ -14,8 +14,8 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test
 import parallax_zoo
 from parallax import TimeLimit
 from parallax.interop import to_pettingzoo, to_pettingzoo_aec
-from parallax_zoo.envs.respawn_race import RespawnRace
 from parallax_zoo.catalogue.gymnasium_ids import shared_env
+from parallax_zoo.envs.respawn_race import RespawnRace
 
 MULTI_AGENT_IDS = [env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).multi_agent]
 CYCLES = 120
@@ -23,7 +23,10 @@ CYCLES = 120
 
 
 def _ids() -> list:
-    return [env_id if parallax_zoo.spec(env_id).kind == "native" else pytest.param(env_id, marks=pytest.mark.slow) for env_id in MULTI_AGENT_IDS]
+    return [
+        env_id if parallax_zoo.spec(env_id).kind == "native" else pytest.param(env_id, marks=pytest.mark.slow)
+        for env_id in MULTI_AGENT_IDS
+    ]
 
 
 @pytest.mark.parametrize("env_id", _ids())
@@ -133,7 +136,9 @@ def test_a_slot_that_comes_back_rejoins_the_agents_unless_the_env_declares_respa
     for _ in range(16):
         undeclared.step({agent: 1 for agent in undeclared.agents})
         seen.append(tuple(undeclared.agents))
-    assert () in seen and seen[-1] == ("agent_0", "agent_1", "agent_2"), "everyone finishes at step 10, sits out 3, comes back"
+    assert () in seen and seen[-1] == ("agent_0", "agent_1", "agent_2"), (
+        "everyone finishes at step 10, sits out 3, comes back"
+    )
     declared = to_pettingzoo(shared_env("RespawnRace-v0"))
     declared.reset(seed=0)
     for _ in range(16):
@@ -177,12 +182,21 @@ def test_an_unknown_agent_or_an_action_outside_its_space_is_refused_naming_it() 
     env = to_pettingzoo(parallax_zoo.make("Race-v0"))
     env.reset(seed=0)
     legal = {agent: 1 for agent in env.agents}
-    with pytest.raises(ValueError, match=r"actions for \['bob'\], which are not agents of this env; its agents are "
-                                         r"\['agent_0', 'agent_1', 'agent_2'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"actions for \['bob'\], which are not agents of this env; its agents are "
+        r"\['agent_0', 'agent_1', 'agent_2'\]",
+    ):
         env.step({**legal, "bob": 0})
-    for agent, action, shown in (("agent_0", 99, "99 (int)"), ("agent_1", -1, "-1 (int)"), ("agent_2", 1.7, "1.7 (float)")):
-        with pytest.raises(gymnasium.error.InvalidAction,
-                           match=rf"PettingZooParallelEnv.step, {agent}: action {re.escape(shown)} is not in the action space Discrete\(2\)"):
+    for agent, action, shown in (
+        ("agent_0", 99, "99 (int)"),
+        ("agent_1", -1, "-1 (int)"),
+        ("agent_2", 1.7, "1.7 (float)"),
+    ):
+        with pytest.raises(
+            gymnasium.error.InvalidAction,
+            match=rf"PettingZooParallelEnv.step, {agent}: action {re.escape(shown)} is not in the action space Discrete\(2\)",
+        ):
             env.step({**legal, agent: action})
     assert int(env.parallax_state.step_count) == 0, "a refused action does not step the env"
     aec = to_pettingzoo_aec(parallax_zoo.make("TicTacToe-v0"))

@@ -25,8 +25,14 @@ UNUSED_BOOTSTRAP = jnp.array([100.0, 100.0, 100.0])
 
 def estimate(**kwargs: Any):
     args: dict[str, Any] = dict(
-        value=V, reward=R, termination=NO, truncation=NO, bootstrap_value=UNUSED_BOOTSTRAP, last_value=LAST,
-        gamma=GAMMA, gae_lambda=LAMBDA,
+        value=V,
+        reward=R,
+        termination=NO,
+        truncation=NO,
+        bootstrap_value=UNUSED_BOOTSTRAP,
+        last_value=LAST,
+        gamma=GAMMA,
+        gae_lambda=LAMBDA,
     )
     args.update(kwargs)
     return estimate_advantages(**args)
@@ -82,8 +88,13 @@ def _two_slots(slot1_value, slot1_reward):
     active = jnp.array([[True, True], [True, False], [True, True]])
     termination = jnp.array([[False, True], [False, False], [False, False]])
     return estimate(
-        value=value, reward=reward, active=active, termination=termination,
-        truncation=jnp.zeros((3, 2), bool), bootstrap_value=jnp.full((3, 2), 100.0), last_value=jnp.array([4.0, 6.0]),
+        value=value,
+        reward=reward,
+        active=active,
+        termination=termination,
+        truncation=jnp.zeros((3, 2), bool),
+        bootstrap_value=jnp.full((3, 2), 100.0),
+        last_value=jnp.array([4.0, 6.0]),
     )
 
 
@@ -99,7 +110,9 @@ def test_inactive_slots_have_zero_advantage_and_do_not_leak():
     # Garbage in the inactive step (t=1) changes nothing else.
     perturbed_targets, perturbed = _two_slots(jnp.array([1.0, -50.0, 3.0]), jnp.array([2.0, 123.0, 1.0]))
     np.testing.assert_allclose(perturbed, advantages)
-    np.testing.assert_allclose(np.delete(np.asarray(perturbed_targets), 1, axis=0), np.delete(np.asarray(targets), 1, axis=0))
+    np.testing.assert_allclose(
+        np.delete(np.asarray(perturbed_targets), 1, axis=0), np.delete(np.asarray(targets), 1, axis=0)
+    )
 
 
 def test_vtrace_clips_ratios():
@@ -146,19 +159,33 @@ def trajectories(draw):
     steps = draw(st.integers(1, 12))
     vec = lambda elements: np.asarray(draw(st.lists(elements, min_size=steps, max_size=steps)))  # noqa: E731
     return dict(
-        value=vec(floats), reward=vec(floats), term=vec(st.booleans()), trunc=vec(st.booleans()),
-        boot=vec(floats), last=draw(floats), active=vec(st.booleans()),
+        value=vec(floats),
+        reward=vec(floats),
+        term=vec(st.booleans()),
+        trunc=vec(st.booleans()),
+        boot=vec(floats),
+        last=draw(floats),
+        active=vec(st.booleans()),
         ratio=vec(st.floats(0.125, 3.0, width=32)),
-        gamma=draw(st.floats(0.0, 1.0)), lam=draw(st.floats(0.0, 1.0)),
+        gamma=draw(st.floats(0.0, 1.0)),
+        lam=draw(st.floats(0.0, 1.0)),
     )
 
 
 def _ours(case, ratio=None, rho_clip=1.0, c_clip=1.0):
     return estimate_advantages(
-        jnp.asarray(case["value"], jnp.float32), jnp.asarray(case["reward"], jnp.float32),
-        jnp.asarray(case["term"]), jnp.asarray(case["trunc"]), jnp.asarray(case["boot"], jnp.float32),
-        jnp.asarray(case["last"], jnp.float32), gamma=case["gamma"], gae_lambda=case["lam"],
-        active=jnp.asarray(case["active"]), ratio=ratio, rho_clip=rho_clip, c_clip=c_clip,
+        jnp.asarray(case["value"], jnp.float32),
+        jnp.asarray(case["reward"], jnp.float32),
+        jnp.asarray(case["term"]),
+        jnp.asarray(case["trunc"]),
+        jnp.asarray(case["boot"], jnp.float32),
+        jnp.asarray(case["last"], jnp.float32),
+        gamma=case["gamma"],
+        gae_lambda=case["lam"],
+        active=jnp.asarray(case["active"]),
+        ratio=ratio,
+        rho_clip=rho_clip,
+        c_clip=c_clip,
     )
 
 
@@ -175,8 +202,18 @@ def test_unit_ratio_vtrace_equals_gae(case, cap):
 def test_matches_the_recurrence_written_as_a_loop(case, rho_clip, c_clip):
     _, ours = _ours(case, ratio=jnp.asarray(case["ratio"], jnp.float32), rho_clip=rho_clip, c_clip=c_clip)
     expected = _reference(
-        case["value"], case["reward"], case["term"], case["trunc"], case["boot"], case["last"],
-        case["active"].astype(float), case["ratio"], case["gamma"], case["lam"], rho_clip, c_clip,
+        case["value"],
+        case["reward"],
+        case["term"],
+        case["trunc"],
+        case["boot"],
+        case["last"],
+        case["active"].astype(float),
+        case["ratio"],
+        case["gamma"],
+        case["lam"],
+        rho_clip,
+        c_clip,
     )
     np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-4)
 

@@ -202,6 +202,7 @@ def jitted_values(game_name: str, depth: int) -> Any:
         if game_name == "ConnectFour"
         else (OTHELLO, held_out.othello_score, held_out.OTHELLO_ORDER)
     )
+
     def values(observation: jax.Array) -> jax.Array:
         return held_out.alphabeta_values(game, held_out.root_state(game, observation), depth, score, order)
 
@@ -339,11 +340,13 @@ def python_mcts(view: list[int], simulations: int, rng: random.Random) -> int:
         """The value for the mover of `board` of one simulation from it."""
         children = c4_children(board)
         parent_visits = sum(tree.get(tuple(child), [0, 0])[0] for _, child, _ in children) + 1
+
         def ucb(entry: tuple[int, list[int], int | None]) -> float:
             stats = tree.get(tuple(entry[1]))
             if stats is None or stats[0] == 0:
                 return math.inf
             return stats[1] / stats[0] + math.sqrt(2 * math.log(parent_visits) / stats[0])
+
         move, child, outcome = max(children, key=ucb)
         stats = tree.setdefault(tuple(child), [0, 0.0])
         if outcome is not None:

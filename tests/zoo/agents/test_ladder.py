@@ -86,7 +86,9 @@ def test_perfect_tictactoe_takes_a_win_and_blocks_a_loss() -> None:
     win = [1, 1, 0, -1, -1, 0, 0, 0, 0]  # own row 0 needs cell 2; the opponent's row 1 needs cell 5
     block = [1, 0, 0, -1, -1, 0, 1, 0, 0]  # no win; the opponent's row 1 needs cell 5
     views = [win, block]
-    picked = choices(ladder.perfect_tictactoe, np.array(views).reshape(-1, 3, 3), np.stack([ttt_mask(v) for v in views]))
+    picked = choices(
+        ladder.perfect_tictactoe, np.array(views).reshape(-1, 3, 3), np.stack([ttt_mask(v) for v in views])
+    )
     assert picked.tolist() == [2, 5]
 
 
@@ -264,7 +266,11 @@ def test_tactical_matches_the_plain_python_reference_on_random_positions() -> No
     picked = c4_choices(ladder.tactical_connect_four, views)
     expected = [tactical_reference(view) for view in views]
     assert sum(bool(c4_wins(v, 1)) for v in views) > 10 and sum(bool(c4_wins(v, -1)) for v in views) > 10
-    wrong = [(i, int(move), want) for i, (move, want) in enumerate(zip(picked, expected, strict=True)) if int(move) not in want]
+    wrong = [
+        (i, int(move), want)
+        for i, (move, want) in enumerate(zip(picked, expected, strict=True))
+        if int(move) not in want
+    ]
     assert not wrong, wrong[:5]
 
 
@@ -357,7 +363,11 @@ MOBILITY_BEST = 26
 
 def test_mobility_minimises_the_opponents_replies_on_a_hand_worked_position() -> None:
     view = othello_play(othello_play(othello_start(), 19, 1), 18, -1)  # X opens on (2, 3), O replies on (2, 2)
-    replies = {cell: sum(othello_legal(othello_play(view, cell, 1), -1)) for cell, ok in enumerate(othello_legal(view, 1)) if ok}
+    replies = {
+        cell: sum(othello_legal(othello_play(view, cell, 1), -1))
+        for cell, ok in enumerate(othello_legal(view, 1))
+        if ok
+    }
     assert replies == MOBILITY_REPLIES
     observations, masks = othello_inputs([view] * 16)
     assert set(choices(ladder.mobility_othello, observations, masks).tolist()) == {MOBILITY_BEST}
@@ -369,14 +379,20 @@ def test_othello_players_match_the_plain_python_reference_on_random_positions(by
     observations, masks = othello_inputs(views)
     player = ladder.mobility_othello if by_mobility else ladder.positional_othello
     picked = choices(player, observations, masks)
-    wrong = [i for i, (move, view) in enumerate(zip(picked.tolist(), views, strict=True)) if move not in othello_reference(view, by_mobility)]
+    wrong = [
+        i
+        for i, (move, view) in enumerate(zip(picked.tolist(), views, strict=True))
+        if move not in othello_reference(view, by_mobility)
+    ]
     assert not wrong, wrong[:5]
 
 
 # Every player, in real games -------------------------------------------------------------------------------------
 
 
-def ladder_playout(env: Any, player: Any, opponent: Any, num_envs: int, num_steps: int, seed: int = 0) -> tuple[np.ndarray, ...]:
+def ladder_playout(
+    env: Any, player: Any, opponent: Any, num_envs: int, num_steps: int, seed: int = 0
+) -> tuple[np.ndarray, ...]:
     """`num_envs` games, `player` in slot `game % 2` and `opponent` (a ladder player, or None for random) in the other.
 
     One jitted `lax.scan`; finished games reset selectively. Returns, stacked
@@ -426,7 +442,9 @@ PLAYERS = [
 
 
 @pytest.mark.parametrize(("game", "name", "steps"), PLAYERS)
-def test_ladder_players_play_only_legal_moves_from_both_seats_under_jit_and_vmap(game: Any, name: str, steps: int) -> None:
+def test_ladder_players_play_only_legal_moves_from_both_seats_under_jit_and_vmap(
+    game: Any, name: str, steps: int
+) -> None:
     mask, action, reward, done = ladder_playout(game(), ladder.LADDER[game.__name__][name], None, 16, steps)
     chosen = np.take_along_axis(mask, action[..., None], axis=-1)[..., 0]
     assert chosen.all(), "every action the player returns, mover's or waiting, is allowed by its mask"
@@ -453,12 +471,14 @@ REGISTRY_PLAYERS = [
 
 
 @pytest.mark.parametrize(("env_id", "name", "steps"), REGISTRY_PLAYERS)
-def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_the_agents_slots(env_id: str, name: str, steps: int) -> None:
+def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_the_agents_slots(
+    env_id: str, name: str, steps: int
+) -> None:
     """The player `opponent_player` builds from registry.yaml reads the agents' flattened float slots and
     chooses exactly what the ladder function chooses on the env's own int8 observations, every move legal."""
+    from parallax_zoo.agents.player_factories import opponent_player
     from parallax_zoo.agents.players import MaskedScriptedPlayer
     from parallax_zoo.agents.slots import read_slots
-    from parallax_zoo.agents.player_factories import opponent_player
     from parallax_zoo.judging.evaluation import protocol
 
     assert name in protocol(parallax_zoo.spec(env_id)).opponents
@@ -497,10 +517,10 @@ def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_
 def test_a_registry_ladder_player_seats_as_a_training_opponent() -> None:
     """MAPPO's opponent envs (`collect_against`) seat `perfect` as registry.yaml names it: the learner never wins there."""
     from parallax_zoo.agents.networks import ActorCritic
+    from parallax_zoo.agents.player_factories import opponent_player
     from parallax_zoo.agents.players import RandomPlayer
     from parallax_zoo.agents.policy import actor_critic_for
     from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
-    from parallax_zoo.agents.player_factories import opponent_player
 
     env = parallax_zoo.make("TicTacToe-v0")
     num_envs, steps = 16, 36

@@ -7,9 +7,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
 from helpers.example_envs import GridWorld, Race
 from helpers.nim import Nim
+
 from parallax import TimeLimit
 from parallax_zoo.agents import mappo, ppo
 from parallax_zoo.agents.mappo import MAPPOConfig, make_train
@@ -78,14 +78,22 @@ def test_inactive_slots_do_not_change_the_gradient(vtrace):
     # The same perturbation of *active* slots does change it, so the check can fail.
     changed = dataclasses.replace(trajectory, reward=trajectory.reward + jnp.where(trajectory.active, 1.0, 0.0))
     moved = loss_gradient(config, policy, changed, last_value)
-    assert any(not np.allclose(a, b) for a, b in zip(jax.tree_util.tree_leaves(clean), jax.tree_util.tree_leaves(moved)))
+    assert any(
+        not np.allclose(a, b) for a, b in zip(jax.tree_util.tree_leaves(clean), jax.tree_util.tree_leaves(moved))
+    )
 
 
 def test_self_play_beats_random_and_earlier_snapshots():
     env = TimeLimit(Nim(), max_steps=20)
     config = MAPPOConfig(
-        num_envs=16, num_steps=32, total_timesteps=16 * 32 * 40, learning_rate=3e-3, self_play=True, snapshots=2,
-        eval_episodes=64, eval_max_steps=20,
+        num_envs=16,
+        num_steps=32,
+        total_timesteps=16 * 32 * 40,
+        learning_rate=3e-3,
+        self_play=True,
+        snapshots=2,
+        eval_episodes=64,
+        eval_max_steps=20,
     )
     _, metrics = jax.jit(make_train(config, env))(jax.random.key(0))
     evaluation = metrics["eval"]
@@ -126,8 +134,14 @@ def test_training_against_the_naive_team_learns_to_beat_it():
     from parallax_zoo.agents.player_factories import opponent_player
 
     config = MAPPOConfig(
-        env_id="TeamRace-v0", num_envs=16, num_steps=32, total_timesteps=16 * 32 * 60, learning_rate=3e-3,
-        hidden_sizes=(64, 64), opponent="naive", opponent_share=1.0,
+        env_id="TeamRace-v0",
+        num_envs=16,
+        num_steps=32,
+        total_timesteps=16 * 32 * 60,
+        learning_rate=3e-3,
+        hidden_sizes=(64, 64),
+        opponent="naive",
+        opponent_share=1.0,
     )
     env = parallax_zoo.make("TeamRace-v0")
     naive = opponent_player("TeamRace-v0", env, "naive")

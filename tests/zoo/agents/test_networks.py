@@ -48,7 +48,9 @@ def test_diag_gaussian_by_hand():
     np.testing.assert_allclose(dist.entropy(), math.log(2.0 * math.pi * math.e), rtol=1e-6)
     wide = DiagGaussian(jnp.zeros(1), jnp.log(jnp.full(1, 2.0)))
     # x = 2 with std 2: z = 1, log N = -0.5 - ln 2 - 0.5 ln(2 pi)
-    np.testing.assert_allclose(wide.log_prob(jnp.full(1, 2.0)), -0.5 - math.log(2.0) - 0.5 * math.log(2 * math.pi), rtol=1e-6)
+    np.testing.assert_allclose(
+        wide.log_prob(jnp.full(1, 2.0)), -0.5 - math.log(2.0) - 0.5 * math.log(2 * math.pi), rtol=1e-6
+    )
 
 
 def test_heads_for_every_supported_space():
@@ -78,8 +80,14 @@ class Reach:
 
     def _state(self, pos, target, reward, step_count, key):
         return State(
-            env_state=(pos, target), observation=jnp.concatenate([pos, target]), reward=reward,
-            termination=jnp.bool_(False), truncation=jnp.bool_(False), info={}, step_count=step_count, key=key,
+            env_state=(pos, target),
+            observation=jnp.concatenate([pos, target]),
+            reward=reward,
+            termination=jnp.bool_(False),
+            truncation=jnp.bool_(False),
+            info={},
+            step_count=step_count,
+            key=key,
         )
 
     def reset(self, *, key):
@@ -93,7 +101,9 @@ class Reach:
         return self._state(pos, target, -jnp.linalg.norm(pos - target), state.step_count + 1, state.key)
 
 
-@pytest.mark.parametrize("action_space", [spaces.Box(-1.0, 1.0, (2,)), spaces.MultiDiscrete([3, 3])], ids=["box", "multidiscrete"])
+@pytest.mark.parametrize(
+    "action_space", [spaces.Box(-1.0, 1.0, (2,)), spaces.MultiDiscrete([3, 3])], ids=["box", "multidiscrete"]
+)
 def test_ppo_learns_box_and_multidiscrete_actions(action_space):
     env = TimeLimit(Reach(action_space), max_steps=20)
     config = PPOConfig(num_envs=16, num_steps=20, total_timesteps=16 * 20 * 40, learning_rate=3e-3, ent_coef=0.0)

@@ -4,8 +4,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
 from helpers.example_envs import GridWorld
+
 from parallax import TimeLimit
 from parallax_zoo.agents.players import RandomPlayer
 from parallax_zoo.agents.ppo import PPOConfig, make_train, model_for, vector_env
@@ -13,7 +13,11 @@ from parallax_zoo.agents.rollout import collect
 
 ENV = TimeLimit(GridWorld(), max_steps=50)
 CONFIG = PPOConfig(
-    env_id="GridWorld-v0", num_envs=8, num_steps=64, total_timesteps=8 * 64 * 40, learning_rate=3e-3,
+    env_id="GridWorld-v0",
+    num_envs=8,
+    num_steps=64,
+    total_timesteps=8 * 64 * 40,
+    learning_rate=3e-3,
     normalize_obs=True,
 )
 

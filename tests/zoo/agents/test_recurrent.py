@@ -7,20 +7,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers.example_envs import GridWorld
 
 import parallax_zoo
-from helpers.example_envs import GridWorld
 from parallax import TimeLimit
-from parallax_zoo.agents.ppo import Batch, PPOConfig, make_train, model_for, vector_env, whole_sequences
-from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.recurrent import Memory
 from parallax_zoo.agents.players import Greedy
+from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.ppo import Batch, PPOConfig, make_train, model_for, vector_env, whole_sequences
+from parallax_zoo.agents.recurrent import Memory
 from parallax_zoo.agents.rollout import collect, collect_recurrent, play_episodes
 from parallax_zoo.policies import checkpoint
 
 NUM_ENVS, NUM_STEPS = 6, 24
-CONFIG = PPOConfig(policy="recurrent", num_envs=NUM_ENVS, num_steps=NUM_STEPS, hidden_sizes=(16, 16), rnn_hidden=8,
-                   num_minibatches=3)
+CONFIG = PPOConfig(
+    policy="recurrent", num_envs=NUM_ENVS, num_steps=NUM_STEPS, hidden_sizes=(16, 16), rnn_hidden=8, num_minibatches=3
+)
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +117,15 @@ def test_recurrent_ppo_learns_memory_chain(tmp_path):
     # without memory the best expected return is 0, which is also the random player's.
     env_id = "gymnax/MemoryChain-bsuite"
     config = PPOConfig(
-        env_id=env_id, policy="recurrent", num_envs=16, num_steps=16, total_timesteps=8192, learning_rate=3e-3,
-        num_minibatches=2, hidden_sizes=(32, 32), rnn_hidden=32,
+        env_id=env_id,
+        policy="recurrent",
+        num_envs=16,
+        num_steps=16,
+        total_timesteps=8192,
+        learning_rate=3e-3,
+        num_minibatches=2,
+        hidden_sizes=(32, 32),
+        rnn_hidden=32,
     )
     policy, metrics = jax.jit(make_train(config, parallax_zoo.make(env_id)))(jax.random.key(0))
     assert policy.recurrent

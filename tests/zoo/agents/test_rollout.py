@@ -6,8 +6,8 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 import numpy as np
-
 from helpers.example_envs import GridWorld, Race
+
 from parallax import TimeLimit
 from parallax_zoo.agents.ppo import vector_env
 from parallax_zoo.agents.rollout import collect, play_episodes
@@ -74,9 +74,7 @@ def test_agents_that_finish_stop_bootstrapping_and_their_slots_go_inactive():
 def test_play_episodes_returns_each_first_episode():
     # Stuck at (0, 0) for TimeLimit(3) steps: each step pays exp(-|goal|), so the return is 3 exp(-|goal|).
     env = TimeLimit(GridWorld(), max_steps=3)
-    returns, finished = jax.jit(lambda key: play_episodes(env, FixedActions((1,), False), key, 6, 5))(
-        jax.random.key(0)
-    )
+    returns, finished = jax.jit(lambda key: play_episodes(env, FixedActions((1,), False), key, 6, 5))(jax.random.key(0))
     assert finished.all() and returns.shape == (6, 1)
     goals = jax.vmap(lambda k: env.reset(key=k))(jax.random.split(jax.random.split(jax.random.key(0))[0], 6))
     expected = 3.0 * np.exp(-np.linalg.norm(np.asarray(goals.env_state.goal), axis=-1))

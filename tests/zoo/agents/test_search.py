@@ -99,12 +99,14 @@ def test_searching_games_of_one_kind_share_their_compiled_program() -> None:
 
 
 def test_a_rotation_deals_its_players_over_the_games_in_turn() -> None:
+    from parallax_zoo.agents.player_factories import training_opponent
     from parallax_zoo.agents.players import Rotation, ScriptedPlayer
     from parallax_zoo.agents.slots import Slots
-    from parallax_zoo.agents.player_factories import training_opponent
     from parallax_zoo.catalogue.registry import resolve
 
-    constant = [ScriptedPlayer(lambda observation, k=k: jnp.full(observation.shape[:-1], k, jnp.int32)) for k in range(3)]
+    constant = [
+        ScriptedPlayer(lambda observation, k=k: jnp.full(observation.shape[:-1], k, jnp.int32)) for k in range(3)
+    ]
     games = Slots(jnp.zeros((5, 2, 3)), jnp.zeros((5, 6)), None, jnp.ones((5, 2), bool), jnp.zeros((5, 2)))
     action, _, _ = jax.jit(Rotation(tuple(constant)).act_slots)(games, KEY)
     np.testing.assert_array_equal(action, [[0, 0], [1, 1], [2, 2], [0, 0], [1, 1]])
@@ -122,7 +124,9 @@ def test_a_fine_tune_stage_trains_from_the_given_weights_against_a_rotation_and_
     tiny = dataclasses.replace(config, num_envs=4, num_steps=4, num_minibatches=1, update_epochs=1)
     stage = Stage(("random", "random"), 0.5, 4 * 4 * SEGMENTS, 1e-3)
     policy, final, curves = fine_tune(parallax_zoo.spec("TicTacToe-v0"), env, start, tiny, [stage], progress=False)
-    assert final.opponent == "random+random" and final.opponent_share == 0.5 and final.total_timesteps == 4 * 4 * SEGMENTS
+    assert (
+        final.opponent == "random+random" and final.opponent_share == 0.5 and final.total_timesteps == 4 * 4 * SEGMENTS
+    )
     assert [steps for steps, _ in curves["random"]] == [16 * (i + 1) for i in range(SEGMENTS)]
     assert all(0 <= win <= 1 for _, win in curves["random"])
     moved = jax.tree_util.tree_map(lambda a, b: bool(jnp.any(a != b)), policy.params, start.params)
@@ -140,7 +144,9 @@ def test_position_rebuilds_every_state_a_game_reaches_from_its_cells_and_mover(e
         state = game.reset(key=KEY)
         while True:
             rebuilt = position(state.env_state.board, state.env_state.to_move)
-            for built, reached in zip(jax.tree_util.tree_leaves(rebuilt.env_state), jax.tree_util.tree_leaves(state.env_state)):
+            for built, reached in zip(
+                jax.tree_util.tree_leaves(rebuilt.env_state), jax.tree_util.tree_leaves(state.env_state)
+            ):
                 np.testing.assert_array_equal(built, reached)
             np.testing.assert_array_equal(rebuilt.agents.action_mask, state.agents.action_mask)
             assert bool(rebuilt.termination) == bool(state.termination)

@@ -7,9 +7,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers.nim import Nim, PerfectNim
 from jaxtyping import Array, Int
 
-from helpers.nim import Nim, PerfectNim
 from parallax import Agents, MARLState, TimeLimit
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import Greedy, RandomPlayer, ScriptedPlayer
@@ -57,8 +57,14 @@ class TeamAgents(Agents):
 
 def test_sides_are_teams_where_the_env_has_them():
     agents = dict(observation=jnp.zeros((2, 4)), active=jnp.ones((2, 4), bool), reward=jnp.zeros((2, 4)))
-    flags: dict[str, Any] = dict(env_state=None, termination=jnp.zeros(2, bool), truncation=jnp.zeros(2, bool), info={},
-                 step_count=jnp.zeros(2, jnp.int32), key=jax.random.split(jax.random.key(0), 2))
+    flags: dict[str, Any] = dict(
+        env_state=None,
+        termination=jnp.zeros(2, bool),
+        truncation=jnp.zeros(2, bool),
+        info={},
+        step_count=jnp.zeros(2, jnp.int32),
+        key=jax.random.split(jax.random.key(0), 2),
+    )
     plain = MARLState(agents=Agents(**agents), **flags)
     np.testing.assert_array_equal(sides(plain), [[0, 1, 2, 3]] * 2)
     teams = MARLState(agents=TeamAgents(**agents, team=jnp.array([[0, 0, 1, 1]] * 2)), **flags)
@@ -105,7 +111,11 @@ def test_collect_against_seats_the_opponent_and_hides_its_slots_from_learning():
 
 def test_training_against_the_random_player_only_beats_it():
     config = MAPPOConfig(
-        num_envs=16, num_steps=32, total_timesteps=16 * 32 * 40, learning_rate=3e-3, opponent="random",
+        num_envs=16,
+        num_steps=32,
+        total_timesteps=16 * 32 * 40,
+        learning_rate=3e-3,
+        opponent="random",
         opponent_share=1.0,
     )
     from parallax_zoo.agents.mappo import make_train

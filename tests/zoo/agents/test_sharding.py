@@ -19,9 +19,9 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from helpers.example_envs import GridWorld
 from jax.sharding import Mesh
 
-from helpers.example_envs import GridWorld
 from parallax import TimeLimit
 from parallax_zoo.agents import PPOConfig, ppo
 from parallax_zoo.agents.sharding import check_divisible, default_mesh, device_rows
@@ -152,7 +152,11 @@ def test_two_processes_train_as_one_run():
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", TWO_HOSTS, coordinator, str(index)],
-            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for index in range(2)
     ]

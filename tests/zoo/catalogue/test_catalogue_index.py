@@ -30,7 +30,10 @@ def test_every_packaged_env_has_one_row_with_its_limit_score_and_baseline_repo()
         env_spec = registry.spec(env_id)
         pin = env_spec.baseline
         assert cells[2:] == [
-            env_spec.kind, str(env_spec.num_agents), str(env_spec.max_steps or "-"), reference_score_cell(env_spec),
+            env_spec.kind,
+            str(env_spec.num_agents),
+            str(env_spec.max_steps or "-"),
+            reference_score_cell(env_spec),
             "-" if pin is None else f"[{pin.repo_id}]({HUB_URL}/{pin.repo_id})",
         ], env_id
 

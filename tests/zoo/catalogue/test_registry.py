@@ -52,7 +52,12 @@ def test_list_envs_is_sorted_and_holds_the_native_and_adapted_envs() -> None:
     assert ids == sorted(ids)
     assert set(NATIVE_IDS) <= set(ids)
     assert {"gymnax/CartPole-v1", "gymnax/Acrobot-v1", "brax/ant", "mjx/CartpoleBalance"} <= set(ids)
-    assert parallax_zoo.list_envs(tag="zero-sum", namespace="native") == ["ConnectFour-v0", "Othello-v0", "TeamRace-v0", "TicTacToe-v0"]
+    assert parallax_zoo.list_envs(tag="zero-sum", namespace="native") == [
+        "ConnectFour-v0",
+        "Othello-v0",
+        "TeamRace-v0",
+        "TicTacToe-v0",
+    ]
 
 
 @pytest.mark.parametrize("env_id", _registered_id_params())
@@ -92,7 +97,10 @@ def test_make_passes_overrides_to_the_constructor() -> None:
 def test_spec_describes_the_env() -> None:
     env_spec = parallax_zoo.spec("TeamRace-v0")
     assert (env_spec.entry_point, env_spec.multi_agent, env_spec.num_agents) == (
-        "parallax_zoo.envs.team_race:TeamRace", True, 4)
+        "parallax_zoo.envs.team_race:TeamRace",
+        True,
+        4,
+    )
     assert env_spec.kind == "native"
     cartpole = parallax_zoo.spec("gymnax/CartPole-v1")
     assert (cartpole.kind, cartpole.foreign_id, cartpole.max_steps) == ("gymnax", "CartPole-v1", 500)
@@ -119,8 +127,13 @@ def test_registry_yaml_ships_inside_the_package() -> None:
 
 @pytest.mark.parametrize(
     ("typo", "suggested"),
-    [("Rcae-v0", "'Race-v0'"), ("race-v0", "'Race-v0'"), ("GridWorld-v1", "'GridWorld-v0'"),
-     ("gymnax/Cartpole-v1", "'gymnax/CartPole-v1'"), ("TeamRace", "'TeamRace-v0'")],
+    [
+        ("Rcae-v0", "'Race-v0'"),
+        ("race-v0", "'Race-v0'"),
+        ("GridWorld-v1", "'GridWorld-v0'"),
+        ("gymnax/Cartpole-v1", "'gymnax/CartPole-v1'"),
+        ("TeamRace", "'TeamRace-v0'"),
+    ],
 )
 def test_unknown_id_lists_close_matches(typo: str, suggested: str) -> None:
     with pytest.raises(EnvNotFoundError) as caught:
@@ -163,14 +176,33 @@ def test_unknown_kwarg_of_an_adapted_env_names_the_foreign_parameters() -> None:
         ("GridWorld-v0", {"size": 5.5}, "GridWorld-v0: argument 'size' must be an int >= 2, got 5.5 (float)"),
         ("GridWorld-v0", {"size": True}, "GridWorld-v0: argument 'size' must be an int >= 2, got True (bool)"),
         ("GridWorld-v0", {"size": 1}, "GridWorld-v0: argument 'size' must be an int >= 2, got 1 (int)"),
-        ("GridWorld-v0", {"step_cost": math.nan}, "GridWorld-v0: argument 'step_cost' must be a finite float >= 0, got nan (float)"),
-        ("GridWorld-v0", {"step_cost": -0.5}, "GridWorld-v0: argument 'step_cost' must be a finite float >= 0, got -0.5 (float)"),
-        ("RespawnRace-v0", {"fall_probability": 1.0},
-         "RespawnRace-v0: argument 'fall_probability' must be a finite float in [0, 1), got 1.0 (float)"),
+        (
+            "GridWorld-v0",
+            {"step_cost": math.nan},
+            "GridWorld-v0: argument 'step_cost' must be a finite float >= 0, got nan (float)",
+        ),
+        (
+            "GridWorld-v0",
+            {"step_cost": -0.5},
+            "GridWorld-v0: argument 'step_cost' must be a finite float >= 0, got -0.5 (float)",
+        ),
+        (
+            "RespawnRace-v0",
+            {"fall_probability": 1.0},
+            "RespawnRace-v0: argument 'fall_probability' must be a finite float in [0, 1), got 1.0 (float)",
+        ),
         ("Race-v0", {"step_cost": math.inf}, "Race-v0: argument 'step_cost' must be a finite float, got inf (float)"),
         ("TeamRace-v0", {"reach": "far"}, "TeamRace-v0: argument 'reach' must be an int >= 0, got 'far' (str)"),
-        ("TicTacToe-v0", {"size": 4}, "TicTacToe-v0 does not take the keyword argument 'size'. It accepts: cell_pixels."),
-        ("ConnectFour-v0", {"rows": 7}, "ConnectFour-v0 does not take the keyword argument 'rows'. It accepts: cell_pixels."),
+        (
+            "TicTacToe-v0",
+            {"size": 4},
+            "TicTacToe-v0 does not take the keyword argument 'size'. It accepts: cell_pixels.",
+        ),
+        (
+            "ConnectFour-v0",
+            {"rows": 7},
+            "ConnectFour-v0 does not take the keyword argument 'rows'. It accepts: cell_pixels.",
+        ),
     ],
 )
 def test_kwargs_are_checked_against_the_constructor_types_and_ranges_before_building(env_id, kwargs, says) -> None:
@@ -190,7 +222,9 @@ def test_an_entry_point_that_is_not_a_class_or_factory_is_refused_naming_the_ent
     with pytest.raises(InvalidSpecError) as caught:
         parallax_zoo.make("Pi-v0")
     assert (caught.value.entry, caught.value.field) == ("'Pi-v0'", "entry_point")
-    assert "'math:pi' names float 3.14159" in str(caught.value) and "not a class or factory function" in str(caught.value)
+    assert "'math:pi' names float 3.14159" in str(caught.value) and "not a class or factory function" in str(
+        caught.value
+    )
 
 
 def test_a_factory_function_entry_point_gets_its_kwargs_checked(scratch_registry: Registry) -> None:
@@ -211,8 +245,16 @@ def test_a_missing_optional_package_names_the_extra_to_install() -> None:
 
 
 def test_register_adds_an_env_that_make_builds(scratch_registry: Registry) -> None:
-    parallax_zoo.register({"id": "ShortRace-v0", "entry_point": "parallax_zoo.envs.race:Race",
-                           "kwargs": {"track_length": 3}, "max_steps": 7, "multi_agent": True, "num_agents": 3})
+    parallax_zoo.register(
+        {
+            "id": "ShortRace-v0",
+            "entry_point": "parallax_zoo.envs.race:Race",
+            "kwargs": {"track_length": 3},
+            "max_steps": 7,
+            "multi_agent": True,
+            "num_agents": 3,
+        }
+    )
     env = parallax_zoo.make("ShortRace-v0")
     assert env.max_steps == 7 and env.unwrapped.track_length == 3
     assert "ShortRace-v0" in parallax_zoo.list_envs()
@@ -241,10 +283,19 @@ def test_duplicate_ids_in_one_file_are_rejected() -> None:
     ("entry", "entry_label", "field", "says"),
     [
         ("  - id: A-v0\n    entry_point: m:C\n    max_step: 5\n", "'A-v0'", "max_step", "Did you mean 'max_steps'?"),
-        ("  - id: A-v0\n    entry_point: m:C\n    max_steps: ten\n", "'A-v0'", "max_steps", "int from 1 to 2,147,483,647"),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    max_steps: ten\n",
+            "'A-v0'",
+            "max_steps",
+            "int from 1 to 2,147,483,647",
+        ),
         ("  - id: A-v0\n    entry_point: m:C\n    max_steps: 0\n", "'A-v0'", "max_steps", "in int32) or null, got 0"),
-        ("  - id: A-v0\n    entry_point: m:C\n    max_steps: 2147483648\n", "'A-v0'", "max_steps",
-         "int from 1 to 2,147,483,647 (steps are counted in int32) or null, got 2147483648"),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    max_steps: 2147483648\n",
+            "'A-v0'",
+            "max_steps",
+            "int from 1 to 2,147,483,647 (steps are counted in int32) or null, got 2147483648",
+        ),
         ("  - entry_point: m:C\n", "#0", "id", "is missing"),
         ("  - id: Race\n    entry_point: m:C\n", "'Race'", "id", "'Name-vN'"),
         ("  - id: A-v0\n", "'A-v0'", "entry_point", "exactly one of"),
@@ -255,21 +306,56 @@ def test_duplicate_ids_in_one_file_are_rejected() -> None:
         ("  - id: A-v0\n    entry_point: m:C\n    num_agents: 2\n", "'A-v0'", "num_agents", "multi_agent: true"),
         ("  - id: A-v0\n    entry_point: m:C\n    multi_agent: yes please\n", "'A-v0'", "multi_agent", "true or false"),
         ("  - id: A-v0\n    entry_point: m:C\n    tags: [1, 2]\n", "'A-v0'", "tags", "list of strings"),
-        ("  - id: A-v0\n    entry_point: m:C\n    reference_score: .nan\n", "'A-v0'", "reference_score", "finite number"),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    reference_score: .nan\n",
+            "'A-v0'",
+            "reference_score",
+            "finite number",
+        ),
         ("  - id: A-v0\n    entry_point: m:C\n    kwargs: [1]\n", "'A-v0'", "kwargs", "mapping"),
-        ("  - id: A-v0\n    entry_point: m:C\n    baseline: {revision: main}\n", "'A-v0'", "baseline", "needs repo_id and files"),
-        ("  - id: A-v0\n    entry_point: m:C\n    baseline: {repo_id: o/r, files: {model.safetensors: abc}}\n",
-         "'A-v0'", "baseline", "invalid sha256 'abc' for 'model.safetensors'"),
-        ("  - id: A-v0\n    entry_point: m:C\n    baseline: {repo_id: o/r, tag: v1}\n", "'A-v0'", "baseline", "unknown keys ['tag']"),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    baseline: {revision: main}\n",
+            "'A-v0'",
+            "baseline",
+            "needs repo_id and files",
+        ),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    baseline: {repo_id: o/r, files: {model.safetensors: abc}}\n",
+            "'A-v0'",
+            "baseline",
+            "invalid sha256 'abc' for 'model.safetensors'",
+        ),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    baseline: {repo_id: o/r, tag: v1}\n",
+            "'A-v0'",
+            "baseline",
+            "unknown keys ['tag']",
+        ),
         ("  - just a string\n", "#0", "(entry)", "mapping of fields"),
-        ("  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: [m:f]\n", "'A-v0'", "opponents",
-         "mapping from names"),
-        ("  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: {random: m:f}\n", "'A-v0'",
-         "opponents", "other than ('random', 'baseline')"),
-        ("  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: {naive: f}\n", "'A-v0'", "opponents",
-         "'naive' must look like 'package.module:function'"),
-        ("  - id: A-v0\n    entry_point: m:C\n    opponents: {naive: m:f}\n", "'A-v0'", "opponents",
-         "only zero-sum games"),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: [m:f]\n",
+            "'A-v0'",
+            "opponents",
+            "mapping from names",
+        ),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: {random: m:f}\n",
+            "'A-v0'",
+            "opponents",
+            "other than ('random', 'baseline')",
+        ),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: {naive: f}\n",
+            "'A-v0'",
+            "opponents",
+            "'naive' must look like 'package.module:function'",
+        ),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    opponents: {naive: m:f}\n",
+            "'A-v0'",
+            "opponents",
+            "only zero-sum games",
+        ),
     ],
 )
 def test_malformed_entry_names_the_entry_and_the_field(entry: str, entry_label: str, field: str, says: str) -> None:
@@ -283,7 +369,11 @@ def test_malformed_entry_names_the_entry_and_the_field(entry: str, entry_label: 
 
 @pytest.mark.parametrize(
     ("text", "says"),
-    [("envs: [unclosed\n", "is not valid YAML"), ("- id: A-v0\n", "an 'envs' key"), ("envs: {A-v0: {}}\n", "an 'envs' key")],
+    [
+        ("envs: [unclosed\n", "is not valid YAML"),
+        ("- id: A-v0\n", "an 'envs' key"),
+        ("envs: {A-v0: {}}\n", "an 'envs' key"),
+    ],
 )
 def test_unreadable_registry_file_says_what_is_wrong(text: str, says: str) -> None:
     with pytest.raises(RegistryFileError, match=says):
@@ -292,8 +382,10 @@ def test_unreadable_registry_file_says_what_is_wrong(text: str, says: str) -> No
 
 def test_a_valid_entry_with_a_baseline_pin_loads() -> None:
     digest = "ab" * 32
-    text = _yaml("  - id: A-v0\n    entry_point: m:C\n    reference_score: 1\n"
-                 f"    baseline: {{repo_id: org/a, files: {{model.safetensors: {digest}}}}}\n")
+    text = _yaml(
+        "  - id: A-v0\n    entry_point: m:C\n    reference_score: 1\n"
+        f"    baseline: {{repo_id: org/a, files: {{model.safetensors: {digest}}}}}\n"
+    )
     env_spec = Registry.from_yaml(text).spec("A-v0")
     assert env_spec.baseline is not None
     assert (env_spec.baseline.repo_id, env_spec.baseline.revision) == ("org/a", "main")
@@ -339,4 +431,3 @@ def test_mjx_entry_rejects_a_config_key_playground_does_not_have() -> None:
     with pytest.raises(InvalidKwargError) as caught:
         parallax_zoo.make("mjx/CartpoleBalance", episode_lenght=10)
     assert "'episode_lenght'" in str(caught.value) and "episode_length" in str(caught.value)
-

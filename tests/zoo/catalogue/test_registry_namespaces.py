@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import parallax_zoo
-from parallax_zoo.cli.main import main
 from parallax_zoo.catalogue.registry import EnvNotFoundError, Registry, default_registry, namespace_of
+from parallax_zoo.cli.main import main
 
 SMALL_REGISTRY = """
 envs:
@@ -37,7 +37,9 @@ def test_list_envs_filters_by_namespace_and_names_the_known_ones():
     assert registry.namespaces() == ["native", "jumanji", "pgx"]
     assert registry.list_envs(namespace="pgx") == ["pgx/2048", "pgx/go_9x9"]
     assert registry.list_envs(namespace="native") == ["Zed-v1"]
-    with pytest.raises(EnvNotFoundError, match=r"namespace 'pgy'. Did you mean: 'pgx'\? Namespaces: native, jumanji, pgx"):
+    with pytest.raises(
+        EnvNotFoundError, match=r"namespace 'pgy'. Did you mean: 'pgx'\? Namespaces: native, jumanji, pgx"
+    ):
         registry.list_envs(namespace="pgy")
 
 
@@ -49,7 +51,9 @@ def test_the_table_has_one_section_per_namespace_native_first():
 
 
 def test_the_package_registers_every_suites_ids_under_its_namespace():
-    counts = {namespace: len(parallax_zoo.list_envs(namespace=namespace)) for namespace in default_registry().namespaces()}
+    counts = {
+        namespace: len(parallax_zoo.list_envs(namespace=namespace)) for namespace in default_registry().namespaces()
+    }
     assert counts["pgx"] == 20 and counts["jumanji"] == 25 and counts["xminigrid"] == 44
     assert counts["gymnax"] == 25 and counts["brax"] == 11 and counts["mjx"] == 25 + 29
     assert all(parallax_zoo.spec(env_id).adapter == "pgx" for env_id in parallax_zoo.list_envs(namespace="pgx"))

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 from PIL import Image
 
 from parallax_zoo.cli.main import main
@@ -52,7 +51,10 @@ def test_download_and_demo_without_a_pin_say_how_to_get_one(scratch_registry, ca
     )
     for command in (["download", "Unpinned-v0"], ["demo", "Unpinned-v0"]):
         assert main(command) == 2
-        assert "no baseline pinned in registry.yaml yet; train one with `parallax-zoo train Unpinned-v0`" in capsys.readouterr().err
+        assert (
+            "no baseline pinned in registry.yaml yet; train one with `parallax-zoo train Unpinned-v0`"
+            in capsys.readouterr().err
+        )
 
 
 def test_eval_random_prints_the_score_and_writes_json(tmp_path, capsys):
@@ -73,7 +75,11 @@ def test_leaderboard_from_a_results_folder(tmp_path, capsys):
     assert main(["leaderboard", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "board")]) == 0
     printed = capsys.readouterr().out
     assert "| Race-v0 | 1 | random |" in printed
-    assert sorted(p.name for p in (tmp_path / "board").iterdir()) == ["leaderboard.csv", "leaderboard.html", "leaderboard.md"]
+    assert sorted(p.name for p in (tmp_path / "board").iterdir()) == [
+        "leaderboard.csv",
+        "leaderboard.html",
+        "leaderboard.md",
+    ]
 
 
 def test_leaderboard_entrant_needs_env_and_policy(capsys):
@@ -86,7 +92,9 @@ def _console_script(*commands: list[str], cwd) -> list[subprocess.CompletedProce
     script = Path(sys.executable).with_name("parallax-zoo")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3]), "JAX_PLATFORMS": "cpu"}
     running = [
-        subprocess.Popen([str(script), *command], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [str(script), *command], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         for command in commands
     ]
     finished = []
@@ -100,8 +108,14 @@ def test_render_refuses_bad_flags_in_one_line_with_exit_2_before_building_anythi
     expected = {
         ("--fps", "0"): "parallax-zoo render: --fps must be a whole number >= 1, got 0",
         ("--steps", "0"): "parallax-zoo render: --steps must be a whole number >= 1, got 0",
-        ("--out", "race.png"): "parallax-zoo render: --out race.png: render writes a GIF; give a path ending in .gif, e.g. race.gif",
-        ("--out", "missing/race.gif"): "parallax-zoo render: --out missing/race.gif: the folder missing does not exist; "
+        (
+            "--out",
+            "race.png",
+        ): "parallax-zoo render: --out race.png: render writes a GIF; give a path ending in .gif, e.g. race.gif",
+        (
+            "--out",
+            "missing/race.gif",
+        ): "parallax-zoo render: --out missing/race.gif: the folder missing does not exist; "
         "create it first or write elsewhere",
     }
     results = _console_script(*(["render", "Race-v0", *flags] for flags in expected), cwd=tmp_path)
@@ -119,8 +133,15 @@ def test_eval_builds_the_env_of_its_id_once(scratch_registry, capsys):
     import parallax_zoo
 
     race = parallax_zoo.spec("Race-v0")
-    parallax_zoo.register({"id": "CountedRace-v0", "entry_point": "helpers.counted_envs:CountedRace",
-                           "max_steps": race.max_steps, "multi_agent": True, "num_agents": race.num_agents})
+    parallax_zoo.register(
+        {
+            "id": "CountedRace-v0",
+            "entry_point": "helpers.counted_envs:CountedRace",
+            "max_steps": race.max_steps,
+            "multi_agent": True,
+            "num_agents": race.num_agents,
+        }
+    )
     CountedRace.built = 0
     folder = Path(__file__).resolve().parents[3] / "baselines" / "Race-v0"
     assert main(["eval", "CountedRace-v0", "--policy", str(folder)]) == 0
@@ -136,4 +157,7 @@ def test_maintenance_jobs_are_subcommands_and_a_job_without_a_recipe_is_one_line
     assert parser.parse_args(["maintain", "anchors", "--write", "--games", "8"]).games == 8
     assert main(["maintain", "fine-tune", "Race-v0", "start", "out"]) == 2
     err = capsys.readouterr().err
-    assert err == "parallax-zoo maintain: no fine-tuning recipe for 'Race-v0'; recipes exist for ConnectFour-v0, Othello-v0\n"
+    assert (
+        err
+        == "parallax-zoo maintain: no fine-tuning recipe for 'Race-v0'; recipes exist for ConnectFour-v0, Othello-v0\n"
+    )

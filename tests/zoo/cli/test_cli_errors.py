@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.hub_server import HubServer, closed_port_endpoint
+from huggingface_hub import constants
 
 import parallax_zoo
-from helpers.hub_server import HubServer, closed_port_endpoint
 from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.cli.main import main
 from parallax_zoo.policies import checkpoint
-from huggingface_hub import constants
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = Path(sys.executable).with_name("parallax-zoo")
@@ -31,18 +31,27 @@ UNKNOWN_COMMIT = "0" * 40
 # name: (arguments, what the one line must say); {tmp} is a scratch folder, {commit} the policy repo's commit
 CASES: dict[str, tuple[list[str], str]] = {
     "config YAML error": (["train", "GridWorld-v0", "--config", "{tmp}/broken.yaml"], "broken.yaml is not valid YAML"),
-    "malformed hyperparameters": (["train", "GridWorld-v0", "--config", "{tmp}/typo.yaml"],
-                                  "hyperparameter num_envs must be an integer, got 'four'"),
+    "malformed hyperparameters": (
+        ["train", "GridWorld-v0", "--config", "{tmp}/typo.yaml"],
+        "hyperparameter num_envs must be an integer, got 'four'",
+    ),
     "truncated weights": (["eval", "GridWorld-v0", "--policy", "{tmp}/truncated"], "truncated"),
     "empty weights": (["eval", "GridWorld-v0", "--policy", "{tmp}/empty"], "empty or truncated"),
     "pickle weights": (["eval", "GridWorld-v0", "--policy", "{tmp}/pickled"], "pickle weights are refused"),
-    "unknown Hub repo": (["eval", "GridWorld-v0", "--policy", f"hub:nobody/nothing@{UNKNOWN_COMMIT}"],
-                         "no Hub model repo nobody/nothing"),
-    "unknown Hub revision": (["eval", "GridWorld-v0", "--policy", f"hub:someone/policy@{UNKNOWN_COMMIT}"],
-                             f"has no commit {UNKNOWN_COMMIT}"),
+    "unknown Hub repo": (
+        ["eval", "GridWorld-v0", "--policy", f"hub:nobody/nothing@{UNKNOWN_COMMIT}"],
+        "no Hub model repo nobody/nothing",
+    ),
+    "unknown Hub revision": (
+        ["eval", "GridWorld-v0", "--policy", f"hub:someone/policy@{UNKNOWN_COMMIT}"],
+        f"has no commit {UNKNOWN_COMMIT}",
+    ),
     "Hub branch": (["eval", "GridWorld-v0", "--policy", "hub:someone/policy@main"], "a branch or tag moves"),
     "eval --out folder": (["eval", "GridWorld-v0", "--policy", "random", "--out", "{tmp}"], "is a folder"),
-    "a flag that is not a number": (["render", "Race-v0", "--fps", "fast"], "argument --fps: invalid int value: 'fast'"),
+    "a flag that is not a number": (
+        ["render", "Race-v0", "--fps", "fast"],
+        "argument --fps: invalid int value: 'fast'",
+    ),
     "download without a baseline": (["download", "gymnax/Pendulum-v1"], "has no baseline pinned"),
     "demo without a baseline": (["demo", "gymnax/Pendulum-v1"], "has no baseline pinned"),
     "train unknown id": (["train", "Rcae-v0"], "Did you mean: 'Race-v0'"),
@@ -62,8 +71,11 @@ def _write_inputs(tmp: Path) -> None:
     good = tmp / "good"
     checkpoint.save(good, checkpoint.initial_policy(config, parallax_zoo.make("GridWorld-v0")), config)
     weights = (good / "model.safetensors").read_bytes()
-    for name, content in {"truncated": weights[: len(weights) // 2], "empty": b"",
-                          "pickled": b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94."}.items():
+    for name, content in {
+        "truncated": weights[: len(weights) // 2],
+        "empty": b"",
+        "pickled": b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94.",
+    }.items():
         shutil.copytree(good, tmp / name)
         (tmp / name / "model.safetensors").write_bytes(content)
 
@@ -75,8 +87,16 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, di
     _write_inputs(tmp)
     server = HubServer(tmp / "hub-server").start()
     server.store.commit_folder("someone/policy", tmp / "good")
-    yield tmp, {"PYTHONPATH": str(ROOT), "HF_ENDPOINT": server.endpoint, "HF_HOME": str(tmp / "hf-home"),
-                "HF_HUB_DISABLE_XET": "1", "HF_HUB_OFFLINE": "0"}
+    yield (
+        tmp,
+        {
+            "PYTHONPATH": str(ROOT),
+            "HF_ENDPOINT": server.endpoint,
+            "HF_HOME": str(tmp / "hf-home"),
+            "HF_HUB_DISABLE_XET": "1",
+            "HF_HUB_OFFLINE": "0",
+        },
+    )
     server.stop()
 
 
@@ -88,8 +108,14 @@ def outcomes(
     tmp, variables = scratch
     selected = CASES if request.config.getoption("--run-slow") else {name: CASES[name] for name in CONSOLE_BY_DEFAULT}
     running = {
-        name: subprocess.Popen([str(SCRIPT), *(a.format(tmp=tmp) for a in args)], cwd=tmp, env=os.environ | variables,
-                               text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        name: subprocess.Popen(
+            [str(SCRIPT), *(a.format(tmp=tmp) for a in args)],
+            cwd=tmp,
+            env=os.environ | variables,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for name, (args, _) in selected.items()
     }
     try:
@@ -113,7 +139,8 @@ def check_one_line(case: str, returncode: int, stderr: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "case", [name if name in CONSOLE_BY_DEFAULT else pytest.param(name, marks=pytest.mark.slow) for name in sorted(CASES)]
+    "case",
+    [name if name in CONSOLE_BY_DEFAULT else pytest.param(name, marks=pytest.mark.slow) for name in sorted(CASES)],
 )
 def test_the_console_script_reports_a_user_error_in_one_line_and_exits_2(
     outcomes: dict[str, subprocess.CompletedProcess[str]], case: str
@@ -142,8 +169,11 @@ def test_an_unreachable_hub_is_one_line_too(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     closed = closed_port_endpoint()
-    for name, value in {"HF_ENDPOINT": closed, "HF_HOME": str(tmp_path / "hf-home"),
-                        "PARALLAX_ZOO_BASELINES": str(tmp_path / "empty-mirror")}.items():
+    for name, value in {
+        "HF_ENDPOINT": closed,
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "PARALLAX_ZOO_BASELINES": str(tmp_path / "empty-mirror"),
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)

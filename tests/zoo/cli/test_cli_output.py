@@ -21,8 +21,9 @@ SCRIPT = Path(sys.executable).with_name("parallax-zoo")
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The installed `parallax-zoo` console script on this tree, with a bounded wait."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
-    return subprocess.run([str(SCRIPT), *args], cwd=cwd or ROOT, env=environment, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [str(SCRIPT), *args], cwd=cwd or ROOT, env=environment, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_every_argument_of_every_command_has_help():
@@ -30,8 +31,9 @@ def test_every_argument_of_every_command_has_help():
     commands = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
     missing = [f"parallax-zoo {action.dest}" for action in parser._actions if not action.help]
     for name, subparser in commands.choices.items():
-        missing += [f"parallax-zoo {name} {action.dest}" for action in subparser._actions
-                    if not (action.help or "").strip()]
+        missing += [
+            f"parallax-zoo {name} {action.dest}" for action in subparser._actions if not (action.help or "").strip()
+        ]
     assert not missing, f"arguments without help text: {missing}"
 
 
@@ -75,8 +77,10 @@ def test_render_says_what_was_played_and_what_was_held(tmp_path):
     max_steps = parallax_zoo.spec("GridWorld-v0").max_steps
     assert steps < max_steps
     held = (max_steps + 1 - steps) / 10
-    assert (f"baseline playing GridWorld-v0, {steps} steps played ({steps + 1} frames from the reset), "
-            f"the final frame held {held:.1f} s; step {steps}, over: return") in process.stdout, process.stdout
+    assert (
+        f"baseline playing GridWorld-v0, {steps} steps played ({steps + 1} frames from the reset), "
+        f"the final frame held {held:.1f} s; step {steps}, over: return"
+    ) in process.stdout, process.stdout
     assert f"{max_steps + 1} frames" not in process.stdout
     assert process.stderr.startswith(f"GridWorld-v0: playing up to {max_steps} steps of baseline and drawing them")
 
@@ -85,7 +89,8 @@ def test_leaderboard_shows_the_evaluations_it_runs(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
     parallax_zoo.evaluate("GridWorld-v0", parallax_zoo.load_baseline("GridWorld-v0"), name="mine").save(
-        results / "mine.json")
+        results / "mine.json"
+    )
     process = run_cli("leaderboard", "--results", str(results), cwd=tmp_path)
     assert process.returncode == 0, process.stderr[-2000:]
     assert "GridWorld-v0: evaluating random: 128/128 episodes" in process.stderr.replace("\r", "\n")

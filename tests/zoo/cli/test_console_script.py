@@ -13,20 +13,22 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from parallax_zoo.policies import hub
 from parallax.version import version
+from parallax_zoo.policies import hub
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = Path(sys.executable).with_name("parallax-zoo")
 
 
-def run_cli(*args: str, cwd: Path | None = None, extra_path: Path | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path | None = None, extra_path: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The installed `parallax-zoo` console script on this tree (PYTHONPATH set to it), with a bounded wait."""
     path = os.pathsep.join(str(p) for p in (extra_path, ROOT) if p is not None)
     environment = {**os.environ, "PYTHONPATH": path, "JAX_PLATFORMS": "cpu", **(env or {})}
-    return subprocess.run([str(SCRIPT), *args], cwd=cwd or ROOT, env=environment, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [str(SCRIPT), *args], cwd=cwd or ROOT, env=environment, capture_output=True, text=True, timeout=600
+    )
 
 
 def one_line_error(process: subprocess.CompletedProcess[str]) -> str:
@@ -76,8 +78,15 @@ def test_brax_renders_through_mujoco_or_says_why(tmp_path):
             assert gif.n_frames >= 2 and min(gif.size) >= 240
     else:
         assert "MuJoCo" in one_line_error(process)
-    broken = run_cli("render", "brax/inverted_pendulum", "--steps", "2", "--out", str(tmp_path / "no.gif"),
-                     env={"MUJOCO_GL": "glfw", "DISPLAY": ""})
+    broken = run_cli(
+        "render",
+        "brax/inverted_pendulum",
+        "--steps",
+        "2",
+        "--out",
+        str(tmp_path / "no.gif"),
+        env={"MUJOCO_GL": "glfw", "DISPLAY": ""},
+    )
     assert "MuJoCo's renderer could not start" in one_line_error(broken)
 
 
@@ -88,11 +97,30 @@ def test_brax_renders_through_mujoco_or_says_why(tmp_path):
 def test_train_writes_runs_with_the_users_card_and_leaves_baselines_alone(tmp_path):
     mirror = hub.mirror_folder("gymnax/CartPole-v1")
     before = folder_hashes(mirror)
-    process = run_cli("train", "gymnax/CartPole-v1", "--total-timesteps", "1024", "--num-envs", "4", "--seeds", "1",
-                      "--set", "learning_rate=1e-3", "--set", "num_steps=64", cwd=tmp_path)
+    process = run_cli(
+        "train",
+        "gymnax/CartPole-v1",
+        "--total-timesteps",
+        "1024",
+        "--num-envs",
+        "4",
+        "--seeds",
+        "1",
+        "--set",
+        "learning_rate=1e-3",
+        "--set",
+        "num_steps=64",
+        cwd=tmp_path,
+    )
     assert process.returncode == 0, process.stderr[-3000:]
     folder = tmp_path / "runs" / "gymnax-CartPole-v1" / "seed0"
-    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "config.yaml", "curve.png", "eval.json", "model.safetensors"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "README.md",
+        "config.yaml",
+        "curve.png",
+        "eval.json",
+        "model.safetensors",
+    ]
     assert folder_hashes(mirror) == before
     assert "env steps/s" in process.stderr
     config = (folder / "config.yaml").read_text()
@@ -117,7 +145,9 @@ def test_version_missing_extra_and_cli_hints(tmp_path):
     assert run_cli("--version").stdout.strip() == f"parallax-zoo {version()}"
     blocker = tmp_path / "no_brax"
     (blocker / "brax").mkdir(parents=True)
-    (blocker / "brax" / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'brax'\", name='brax')\n")
+    (blocker / "brax" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'brax'\", name='brax')\n"
+    )
     missing = one_line_error(run_cli("info", "brax/ant", extra_path=blocker))
     assert "Install it with: " in missing and "pip install -e '.[brax]'" in missing  # run from the clone's root
     unknown = one_line_error(run_cli("info", "Rcae-v0"))

@@ -119,7 +119,12 @@ def expected_after(
         mask[to_move, :-1] = moves_of(cells, 1 - 2 * to_move)[0]
         mask[to_move, -1] = False
     return {
-        "cells": cells, "to_move": to_move, "winner": winner, "ended": ended, "reward": reward, "mask": mask,
+        "cells": cells,
+        "to_move": to_move,
+        "winner": winner,
+        "ended": ended,
+        "reward": reward,
+        "mask": mask,
         "illegal": illegal,
     }
 
@@ -130,8 +135,13 @@ def test_every_batched_transition_matches_the_reference_rules(name: str) -> None
     before, action, after = transitions(env, num_envs, num_steps, seed=7)
     wants = [
         expected_after(
-            env, moves_of, before.env_state.board[t, e].tolist(), int(before.env_state.to_move[t, e]),
-            int(before.env_state.winner[t, e]), bool(before.termination[t, e]), action[t, e].tolist(),
+            env,
+            moves_of,
+            before.env_state.board[t, e].tolist(),
+            int(before.env_state.to_move[t, e]),
+            int(before.env_state.winner[t, e]),
+            bool(before.termination[t, e]),
+            action[t, e].tolist(),
         )
         for t in range(num_steps)
         for e in range(num_envs)

@@ -158,16 +158,18 @@ def test_render_shapes_and_pieces() -> None:
 
 def test_render_text() -> None:
     state = play(ENV, [3, 3, 4])[-1]
-    expected = "\n".join([
-        "  0 1 2 3 4 5 6",
-        "0 . . . . . . .",
-        "1 . . . . . . .",
-        "2 . . . . . . .",
-        "3 . . . . . . .",
-        "4 . . . O . . .",
-        "5 . . . X X . .",
-        "O to move",
-    ])
+    expected = "\n".join(
+        [
+            "  0 1 2 3 4 5 6",
+            "0 . . . . . . .",
+            "1 . . . . . . .",
+            "2 . . . . . . .",
+            "3 . . . . . . .",
+            "4 . . . O . . .",
+            "5 . . . X X . .",
+            "O to move",
+        ]
+    )
     assert ENV.render_text(state) == expected
 
 

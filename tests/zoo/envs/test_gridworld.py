@@ -15,8 +15,8 @@ from PIL import Image
 
 from parallax import State, VmapWrapper
 from parallax_zoo.envs import rendering
-from parallax_zoo.judging.recording import save_gif
 from parallax_zoo.envs.gridworld import GridState, GridWorld, MaskedGridWorld, MaskedState
+from parallax_zoo.judging.recording import save_gif
 
 UP, DOWN, RIGHT, LEFT = 0, 1, 2, 3
 _STEP = jax.jit(GridWorld(step_cost=0.01).step)
@@ -80,7 +80,9 @@ def test_loitering_near_the_goal_only_costs() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(goal=st.tuples(st.integers(1, 4), st.integers(1, 4)), actions=st.lists(st.integers(0, 3), max_size=12))
-def test_any_trajectory_returns_the_potential_gain_minus_the_step_costs(goal: tuple[int, int], actions: list[int]) -> None:
+def test_any_trajectory_returns_the_potential_gain_minus_the_step_costs(
+    goal: tuple[int, int], actions: list[int]
+) -> None:
     env = GridWorld(step_cost=0.01)
     state = _at(env, (0, 0), goal)
     total, steps = 0.0, 0
@@ -104,15 +106,18 @@ def test_greedy_policy_averages_the_optimal_return_over_all_goals() -> None:
     goals = [(x, y) for x in range(1, 5) for y in range(1, 5)]
 
     def episode_return(goal: jax.Array) -> jax.Array:
-        start = dataclasses.replace(env.reset(key=jax.random.key(0)),
-                                    env_state=GridState(position=jnp.zeros(2, jnp.int32), goal=goal))
+        start = dataclasses.replace(
+            env.reset(key=jax.random.key(0)), env_state=GridState(position=jnp.zeros(2, jnp.int32), goal=goal)
+        )
 
         def body(carry, _):
             state, total = carry
             following = env.step(state, _greedy(state))
             live = ~state.termination
-            return (jax.tree_util.tree_map(lambda a, b: jnp.where(live, a, b), following, state),
-                    total + jnp.where(live, following.reward, 0.0)), None
+            return (
+                jax.tree_util.tree_map(lambda a, b: jnp.where(live, a, b), following, state),
+                total + jnp.where(live, following.reward, 0.0),
+            ), None
 
         (_, total), _ = jax.lax.scan(body, (start, jnp.float32(0.0)), None, length=8)
         return total

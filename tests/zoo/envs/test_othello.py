@@ -66,13 +66,22 @@ def test_opening_position_and_first_move() -> None:
     np.testing.assert_array_equal(obs[0, :, :, 1], 0)
     np.testing.assert_array_equal(obs[0, :, :, 0], expected)  # X's view: own discs +1
     np.testing.assert_array_equal(obs[1, :, :, 0], -expected)  # O's view: the same board, signs swapped
-    np.testing.assert_array_equal(after.global_observation, np.append(expected.reshape(64), 1))  # slot 0's board, O to move
+    np.testing.assert_array_equal(
+        after.global_observation, np.append(expected.reshape(64), 1)
+    )  # slot 0's board, O to move
 
 
 def test_flips_in_all_eight_directions() -> None:
     # X plays (4, 4); every direction holds a run of O closed by an X, of lengths 1 to 3.
     runs = {
-        (-1, 0): 2, (-1, 1): 1, (0, 1): 2, (1, 1): 1, (1, 0): 1, (1, -1): 1, (0, -1): 3, (-1, -1): 1,
+        (-1, 0): 2,
+        (-1, 1): 1,
+        (0, 1): 2,
+        (1, 1): 1,
+        (1, 0): 1,
+        (1, -1): 1,
+        (0, -1): 3,
+        (-1, -1): 1,
     }
     pieces: dict[tuple[int, int], int] = {}
     for (dr, dc), length in runs.items():
@@ -90,9 +99,13 @@ def test_flips_in_all_eight_directions() -> None:
 
 def test_open_runs_and_gaps_do_not_flip() -> None:
     pieces = {
-        (4, 5): -1, (4, 6): -1, (4, 7): -1,  # east: O to the edge, never closed
-        (4, 3): -1, (4, 1): 1,  # west: a gap after the O
-        (3, 4): -1, (2, 4): 1,  # north: closed, flips
+        (4, 5): -1,
+        (4, 6): -1,
+        (4, 7): -1,  # east: O to the edge, never closed
+        (4, 3): -1,
+        (4, 1): 1,  # west: a gap after the O
+        (3, 4): -1,
+        (2, 4): 1,  # north: closed, flips
         (5, 4): 1,  # south: X right away, nothing between
     }
     state = position(pieces, to_move=0)

@@ -56,6 +56,7 @@ def test_race_always_forward_earns_the_optimal_return() -> None:
 
 def test_race_rewards_pair_with_the_previous_active_mask() -> None:
     env = Race(num_agents=3, track_length=4, step_cost=0.01)
+
     def policy(state: MARLState, t: int) -> jax.Array:
         """Slot 0 always moves, slot 1 every other step, slot 2 never."""
         return jnp.asarray([1, t % 2, 0], jnp.int32)
@@ -76,7 +77,9 @@ def test_race_ignores_actions_of_finished_agents() -> None:
     env = Race(num_agents=2, track_length=1)
     finished = env.step(env.reset(key=jax.random.key(0)), jnp.asarray([1, 0], jnp.int32))
     assert not bool(finished.agents.active[0])
-    _assert_same_state(env.step(finished, jnp.asarray([0, 0], jnp.int32)), env.step(finished, jnp.asarray([1, 0], jnp.int32)))
+    _assert_same_state(
+        env.step(finished, jnp.asarray([0, 0], jnp.int32)), env.step(finished, jnp.asarray([1, 0], jnp.int32))
+    )
 
 
 def test_race_observations_show_own_and_others_progress() -> None:
@@ -100,8 +103,10 @@ _TEAM_STEP = jax.jit(TeamRace().step)
 
 
 @settings(max_examples=60, deadline=None)
-@given(positions=st.lists(st.integers(0, 9), min_size=4, max_size=4),
-       actions=st.lists(st.integers(0, 2), min_size=4, max_size=4))
+@given(
+    positions=st.lists(st.integers(0, 9), min_size=4, max_size=4),
+    actions=st.lists(st.integers(0, 2), min_size=4, max_size=4),
+)
 def test_team_rewards_are_zero_sum_and_broadcast_to_each_team(positions: list[int], actions: list[int]) -> None:
     env = TeamRace()
     after = _TEAM_STEP(_team_state(env, positions), jnp.asarray(actions, jnp.int32))
@@ -163,12 +168,15 @@ def test_team_membership_is_exposed_and_survives_wrappers() -> None:
 def test_team_observation_is_egocentric_with_the_rank_in_team() -> None:
     env = TeamRace(track_length=10)
     after = env.step(_team_state(env, [1, 2, 3, 4]), jnp.zeros(4, jnp.int32))
-    np.testing.assert_allclose(after.agents.observation, [
-        [0.1, 0.2, 0.3, 0.4, 0.0],
-        [0.2, 0.1, 0.3, 0.4, 1.0],
-        [0.3, 0.4, 0.1, 0.2, 0.0],
-        [0.4, 0.3, 0.1, 0.2, 1.0],
-    ])
+    np.testing.assert_allclose(
+        after.agents.observation,
+        [
+            [0.1, 0.2, 0.3, 0.4, 0.0],
+            [0.2, 0.1, 0.3, 0.4, 1.0],
+            [0.3, 0.4, 0.1, 0.2, 0.0],
+            [0.4, 0.3, 0.1, 0.2, 1.0],
+        ],
+    )
     np.testing.assert_allclose(after.global_observation, [0.1, 0.2, 0.3, 0.4])
 
 
@@ -191,8 +199,10 @@ def test_inactive_slots_ignore_their_actions() -> None:
     env = RespawnRace(num_agents=3, track_length=2, fall_probability=0.0, respawn_delay=3)
     sitting_out = _rollout(env, lambda s, t: jnp.asarray([1, 0, 1], jnp.int32), 2)[-1]
     np.testing.assert_array_equal(sitting_out.agents.active, [False, True, False])
-    _assert_same_state(env.step(sitting_out, jnp.asarray([0, 1, 0], jnp.int32)),
-                       env.step(sitting_out, jnp.asarray([1, 1, 1], jnp.int32)))
+    _assert_same_state(
+        env.step(sitting_out, jnp.asarray([0, 1, 0], jnp.int32)),
+        env.step(sitting_out, jnp.asarray([1, 1, 1], jnp.int32)),
+    )
 
 
 def test_falls_send_agents_out_without_reward_and_the_episode_never_terminates() -> None:
@@ -220,7 +230,8 @@ def test_respawn_optimal_return_matches_monte_carlo() -> None:
         return state, (state.agents.reward, state.truncation)
 
     _, (rewards, truncation) = jax.jit(lambda k: jax.lax.scan(body, vector.reset(key=k), None, length=num_steps))(
-        jax.random.key(7))
+        jax.random.key(7)
+    )
     assert bool(truncation[-1].all()) and not bool(truncation[:-1].any())
     returns = np.asarray(rewards.sum(axis=0)).ravel()
     standard_error = returns.std() / np.sqrt(returns.size)
@@ -232,8 +243,11 @@ def test_respawn_optimal_return_matches_monte_carlo() -> None:
 
 @pytest.mark.parametrize(
     ("env", "lanes"),
-    [(Race(num_agents=3, track_length=10, cell_pixels=8), 3), (TeamRace(track_length=10, cell_pixels=8), 4),
-     (RespawnRace(num_agents=3, track_length=10, cell_pixels=8), 3)],
+    [
+        (Race(num_agents=3, track_length=10, cell_pixels=8), 3),
+        (TeamRace(track_length=10, cell_pixels=8), 4),
+        (RespawnRace(num_agents=3, track_length=10, cell_pixels=8), 3),
+    ],
     ids=["Race", "TeamRace", "RespawnRace"],
 )
 def test_races_render_one_lane_per_slot(env, lanes: int) -> None:
@@ -244,8 +258,11 @@ def test_races_render_one_lane_per_slot(env, lanes: int) -> None:
     np.testing.assert_array_equal(image[4, 10 * 8 + 4], rendering.GREEN)
 
 
-@pytest.mark.parametrize("env", [Race(num_agents=6, track_length=10), RespawnRace(num_agents=6, track_length=10),
-                                 TeamRace(track_length=10)], ids=["Race", "RespawnRace", "TeamRace"])
+@pytest.mark.parametrize(
+    "env",
+    [Race(num_agents=6, track_length=10), RespawnRace(num_agents=6, track_length=10), TeamRace(track_length=10)],
+    ids=["Race", "RespawnRace", "TeamRace"],
+)
 def test_every_racer_stays_visible_on_every_cell_the_finish_included(env) -> None:
     """Each disc differs from the cell under it, at its centre and around its rim, on every cell of the track."""
     lanes = env.num_agents
@@ -254,8 +271,10 @@ def test_every_racer_stays_visible_on_every_cell_the_finish_included(env) -> Non
     empty = np.asarray(rendering.race_track(jnp.zeros(lanes, jnp.int32), nobody, env.track_length, cell))
     for position in range(env.track_length + 1):
         state = env.reset(key=jax.random.key(0))
-        state = dataclasses.replace(state, env_state=dataclasses.replace(
-            state.env_state, position=jnp.full_like(state.env_state.position, position)))
+        state = dataclasses.replace(
+            state,
+            env_state=dataclasses.replace(state.env_state, position=jnp.full_like(state.env_state.position, position)),
+        )
         image = np.asarray(env.render(state)).astype(int)
         for lane in range(lanes):
             centre = (lane * cell + cell // 2, position * cell + cell // 2)

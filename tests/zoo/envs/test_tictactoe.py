@@ -102,7 +102,9 @@ def test_masks_and_observations_follow_the_board() -> None:
     obs = np.asarray(state.agents.observation)
     assert obs.dtype == np.int8
     np.testing.assert_array_equal(obs[0], [[-1, 0, 0], [0, 1, 0], [0, 0, 0]])  # X: own centre +1, O's corner -1
-    np.testing.assert_array_equal(obs[1], [[1, 0, 0], [0, -1, 0], [0, 0, 0]])  # O sees the same board with roles swapped
+    np.testing.assert_array_equal(
+        obs[1], [[1, 0, 0], [0, -1, 0], [0, 0, 0]]
+    )  # O sees the same board with roles swapped
     global_observation = np.asarray(state.global_observation)
     assert global_observation.dtype == np.int8
     np.testing.assert_array_equal(global_observation, [-1, 0, 0, 0, 1, 0, 0, 0, 0, 0])

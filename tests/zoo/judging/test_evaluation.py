@@ -9,17 +9,19 @@ import numpy as np
 import pytest
 
 import parallax_zoo
-from parallax_zoo.policies.checkpoint import initial_policy
+from parallax_zoo import evaluate
 from parallax_zoo.agents.players import ScriptedPlayer
 from parallax_zoo.agents.ppo import PPOConfig
-from parallax_zoo import evaluate
 from parallax_zoo.judging.evaluation import EvalResult, protocol
+from parallax_zoo.policies.checkpoint import initial_policy
 
 
 def test_protocol_is_fixed_per_env_id():
     assert protocol(parallax_zoo.spec("Race-v0")) == protocol(parallax_zoo.spec("Race-v0"))
     assert protocol(parallax_zoo.spec("Race-v0")).root_seed != protocol(parallax_zoo.spec("GridWorld-v0")).root_seed
-    assert protocol(parallax_zoo.spec("TicTacToe-v0")).zero_sum and protocol(parallax_zoo.spec("TicTacToe-v0")).opponents == ("perfect", "random", "baseline")
+    assert protocol(parallax_zoo.spec("TicTacToe-v0")).zero_sum and protocol(
+        parallax_zoo.spec("TicTacToe-v0")
+    ).opponents == ("perfect", "random", "baseline")
     assert not protocol(parallax_zoo.spec("GridWorld-v0")).zero_sum
     assert protocol(parallax_zoo.spec("RespawnRace-v0")).max_steps == parallax_zoo.spec("RespawnRace-v0").max_steps
 
@@ -57,12 +59,20 @@ def test_zero_sum_result_counts_wins_draws_and_losses_from_both_seats():
 
 
 def test_a_zero_sum_interval_stays_inside_a_loss_and_a_win():
-    nearly_all_lost = EvalResult(env_id="ConnectFour-v0", policy="random", protocol=protocol(parallax_zoo.spec("ConnectFour-v0")),
-                                 scores=(-1.0,) * 249 + (0.0,) * 7)  # ConnectFour's random player against `tactical`
+    nearly_all_lost = EvalResult(
+        env_id="ConnectFour-v0",
+        policy="random",
+        protocol=protocol(parallax_zoo.spec("ConnectFour-v0")),
+        scores=(-1.0,) * 249 + (0.0,) * 7,
+    )  # ConnectFour's random player against `tactical`
     low, high = nearly_all_lost.ci95
     assert -1.0 <= low < nearly_all_lost.mean < high <= 1.0 and nearly_all_lost.ci95_method == "wilson"
-    all_lost = EvalResult(env_id="ConnectFour-v0", policy="random", protocol=protocol(parallax_zoo.spec("ConnectFour-v0")),
-                          scores=(-1.0,) * 256)
+    all_lost = EvalResult(
+        env_id="ConnectFour-v0",
+        policy="random",
+        protocol=protocol(parallax_zoo.spec("ConnectFour-v0")),
+        scores=(-1.0,) * 256,
+    )
     low, high = all_lost.ci95
     assert low == -1.0 and -1.0 < high < -0.95  # 256 losses do not prove the policy can never draw
     assert all_lost.all_equal and "every one of the 256 games scored -1.000" in all_lost.summary()
@@ -77,8 +87,15 @@ def test_a_deterministic_score_says_every_episode_scored_the_same():
     assert result.all_equal and result.ci95 == (result.mean, result.mean)
     assert result.summary() == f"{result.mean:.3f} (every one of the 128 episodes scored {result.mean:.3f})"
     assert result.to_dict()["all_equal"] is True
-    spread, again = (EvalResult(env_id="GridWorld-v0", policy="x", protocol=protocol(parallax_zoo.spec("GridWorld-v0")),
-                                scores=tuple(np.linspace(0.0, 1.0, 128))) for _ in range(2))
+    spread, again = (
+        EvalResult(
+            env_id="GridWorld-v0",
+            policy="x",
+            protocol=protocol(parallax_zoo.spec("GridWorld-v0")),
+            scores=tuple(np.linspace(0.0, 1.0, 128)),
+        )
+        for _ in range(2)
+    )
     assert not spread.all_equal and spread.ci95 == again.ci95  # the bootstrap is seeded: the same every time
     assert 0.0 < spread.ci95[0] < 0.5 < spread.ci95[1] < 1.0
     assert "+/-" in spread.summary() and "95% CI [" in spread.summary()
@@ -92,7 +109,9 @@ def test_zero_sum_records_split_by_the_side_the_policy_held():
         held = scores[side::2]  # episode e seats the policy on side e % 2
         assert record[f"win_side_{side}"] == pytest.approx(np.mean(held > 0))
         assert record[f"loss_side_{side}"] == pytest.approx(np.mean(held < 0))
-        assert record[f"win_side_{side}"] + record[f"draw_side_{side}"] + record[f"loss_side_{side}"] == pytest.approx(1)
+        assert record[f"win_side_{side}"] + record[f"draw_side_{side}"] + record[f"loss_side_{side}"] == pytest.approx(
+            1
+        )
     assert (record["win_side_0"] + record["win_side_1"]) / 2 == pytest.approx(record["win"])
 
 
@@ -146,7 +165,9 @@ def test_zero_sum_games_meet_every_ladder_opponent_from_both_seats_with_records_
     for record in result.opponents.values():
         assert record["games"] == 256 and record["games_side_0"] == record["games_side_1"] == 128
         for side in (0, 1):
-            assert record[f"win_side_{side}"] + record[f"draw_side_{side}"] + record[f"loss_side_{side}"] == pytest.approx(1)
+            assert record[f"win_side_{side}"] + record[f"draw_side_{side}"] + record[
+                f"loss_side_{side}"
+            ] == pytest.approx(1)
         for outcome in ("win", "draw", "loss"):
             assert (record[f"{outcome}_side_0"] + record[f"{outcome}_side_1"]) / 2 == pytest.approx(record[outcome])
     perfect = result.opponents["perfect"]

@@ -30,15 +30,23 @@ from parallax_zoo.judging.leaderboard import (
 @pytest.fixture
 def nim_id(scratch_registry):
     parallax_zoo.register(
-        {"id": "TestNim-v0", "entry_point": "helpers.nim:Nim", "max_steps": 20, "multi_agent": True, "num_agents": 2,
-         "tags": ["zero-sum", "test"]},
+        {
+            "id": "TestNim-v0",
+            "entry_point": "helpers.nim:Nim",
+            "max_steps": 20,
+            "multi_agent": True,
+            "num_agents": 2,
+            "tags": ["zero-sum", "test"],
+        },
         override=True,
     )
     return "TestNim-v0"
 
 
 def test_elo_orders_strong_weak_and_random_from_real_games(nim_id):
-    records = round_robin(*resolve(nim_id), {"random": "random", "strong": PerfectNim(), "weak": CarelessNim(0.5)}, episodes=128)
+    records = round_robin(
+        *resolve(nim_id), {"random": "random", "strong": PerfectNim(), "weak": CarelessNim(0.5)}, episodes=128
+    )
     assert records[("strong", "weak")].wins > records[("strong", "weak")].losses
     ratings = elo_ratings(records)
     assert ratings["strong"] > ratings["weak"] > ratings["random"] == pytest.approx(1000.0)
@@ -101,7 +109,10 @@ def test_a_non_finite_result_is_written_as_strict_json_and_ranked_last_with_a_no
     board = leaderboard(results)
     assert [row.entrant for row in board.rows][0] == "weak"
     assert {row.entrant: row.note for row in board.rows} == {
-        "weak": "", "diverged": NON_FINITE_NOTE, "infinite": NON_FINITE_NOTE}
+        "weak": "",
+        "diverged": NON_FINITE_NOTE,
+        "infinite": NON_FINITE_NOTE,
+    }
     assert NON_FINITE_NOTE in board.to_markdown()
 
 
@@ -113,13 +124,13 @@ def test_a_non_finite_result_is_written_as_strict_json_and_ranked_last_with_a_no
         (b"[1, 2]", "(whole file)", "expected a JSON object"),
         ("drop:scores", "scores", "missing"),
         ("set:scores=[]", "scores", "empty"),
-        ("set:scores=\"high\"", "scores", "expected a JSON list"),
-        ("set:scores=[1, \"x\"]", "scores", "expected numbers"),
+        ('set:scores="high"', "scores", "expected a JSON list"),
+        ('set:scores=[1, "x"]', "scores", "expected numbers"),
         ("set:policy=3", "policy", "expected a JSON str"),
-        ("set:env_id=\"Nope-v0\"", "env_id", "not a registered env id"),
+        ('set:env_id="Nope-v0"', "env_id", "not a registered env id"),
         ("protocol:drop:episodes", "protocol", "missing ['episodes']"),
         ("protocol:set:colour=1", "protocol", "unexpected ['colour']"),
-        ("protocol:set:episodes=\"128\"", "protocol.episodes", "expected a JSON int"),
+        ('protocol:set:episodes="128"', "protocol.episodes", "expected a JSON int"),
     ],
 )
 def test_a_malformed_results_file_is_fatal_naming_the_file_and_the_field(tmp_path, content, field, problem):
@@ -128,7 +139,11 @@ def test_a_malformed_results_file_is_fatal_naming_the_file_and_the_field(tmp_pat
         path.write_bytes(content)
     else:
         data = synthetic("p", (1.0,)).to_dict()
-        target, (action, rest) = (data["protocol"], content.split(":", 2)[1:]) if content.startswith("protocol:") else (data, content.split(":", 1))
+        target, (action, rest) = (
+            (data["protocol"], content.split(":", 2)[1:])
+            if content.startswith("protocol:")
+            else (data, content.split(":", 1))
+        )
         if action == "drop":
             del target[rest]
         else:
@@ -144,7 +159,9 @@ def test_a_malformed_results_file_is_fatal_naming_the_file_and_the_field(tmp_pat
 def test_two_files_with_one_policy_name_are_refused_naming_both(tmp_path):
     synthetic("mine", (1.0,)).save(tmp_path / "a.json")
     synthetic("mine", (2.0,)).save(tmp_path / "b.json")
-    with pytest.raises(LeaderboardInputError, match="a.json and .*b.json both hold results of policy 'mine' on Race-v0"):
+    with pytest.raises(
+        LeaderboardInputError, match="a.json and .*b.json both hold results of policy 'mine' on Race-v0"
+    ):
         load_results(tmp_path)
 
 
@@ -166,17 +183,25 @@ def test_a_results_file_of_protocol_version_1_is_refused_naming_the_version_and_
     with pytest.raises(LeaderboardInputError) as caught:
         load_results(tmp_path)
     message = str(caught.value)
-    assert message.startswith(f"{path}: protocol.version: evaluation protocol version 1, not 2; results of another "
-                              "version are refused")
+    assert message.startswith(
+        f"{path}: protocol.version: evaluation protocol version 1, not 2; results of another version are refused"
+    )
     assert "opponent ladder" in message and "parallax-zoo eval Race-v0 --policy P --out FILE" in message
-    old = dataclasses.replace(synthetic("old", (1.0,)), protocol=dataclasses.replace(protocol(parallax_zoo.spec("Race-v0")), version=1))
-    with pytest.raises(LeaderboardInputError,
-                       match="'old' on Race-v0: protocol.version: evaluation protocol version 1, not 2"):
+    old = dataclasses.replace(
+        synthetic("old", (1.0,)), protocol=dataclasses.replace(protocol(parallax_zoo.spec("Race-v0")), version=1)
+    )
+    with pytest.raises(
+        LeaderboardInputError, match="'old' on Race-v0: protocol.version: evaluation protocol version 1, not 2"
+    ):
         leaderboard([old])
 
 
-def ladder_result(policy: str, perfect: tuple[int, int, int], random: tuple[int, int, int],
-                  baseline: tuple[int, int, int] = (0, 0, 256)) -> EvalResult:
+def ladder_result(
+    policy: str,
+    perfect: tuple[int, int, int],
+    random: tuple[int, int, int],
+    baseline: tuple[int, int, int] = (0, 0, 256),
+) -> EvalResult:
     """A TicTacToe result with the given games (won, drawn, lost) against `perfect`, the random player and the
     baseline, in the format `evaluate` writes."""
     return crafted("TicTacToe-v0", policy, {"perfect": perfect, "random": random, "baseline": baseline})
@@ -186,13 +211,16 @@ def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_an
     from parallax_zoo.judging.anchors import load_anchors
 
     provenance = {"repo": "someone/drawer", "commit": "c" * 40, "files": {"model.safetensors": "d" * 64}}
-    drawer = dataclasses.replace(ladder_result("drawer", (0, 256, 0), (230, 26, 0), baseline=(0, 256, 0)),
-                                 provenance=provenance)
+    drawer = dataclasses.replace(
+        ladder_result("drawer", (0, 256, 0), (230, 26, 0), baseline=(0, 256, 0)), provenance=provenance
+    )
     loser = ladder_result("loser", (0, 0, 256), (102, 26, 128))
     alone, crowded = leaderboard([drawer]), leaderboard([drawer, loser])
     perfect = load_anchors("TicTacToe-v0")["perfect"]
     for board in (alone, crowded):
-        assert board.ratings["TicTacToe-v0"]["perfect"] == dataclasses.replace(perfect, games=board.ratings["TicTacToe-v0"]["perfect"].games)
+        assert board.ratings["TicTacToe-v0"]["perfect"] == dataclasses.replace(
+            perfect, games=board.ratings["TicTacToe-v0"]["perfect"].games
+        )
         assert board.ratings["TicTacToe-v0"]["random"].elo == 1000.0
     ratings = crowded.ratings["TicTacToe-v0"]
     assert ratings["loser"].elo < 1000 < ratings["drawer"].elo
@@ -205,10 +233,14 @@ def test_the_board_rates_results_on_the_anchored_scale_with_intervals_and_the_an
     markdown = crowded.to_markdown()
     assert f"| {drawer_rating.elo:.0f} [{drawer_rating.low:.0f}, {drawer_rating.high:.0f}] |" in markdown
     # perfect met drawer, loser and the baseline (its eval.json games)
-    assert (f"| TicTacToe-v0 | perfect | {perfect.elo:.0f} | [{perfect.low:.0f}, {perfect.high:.0f}] | "
-            f"{3 * protocol(parallax_zoo.spec('TicTacToe-v0')).episodes} | ladder anchor (fixed) |") in markdown
+    assert (
+        f"| TicTacToe-v0 | perfect | {perfect.elo:.0f} | [{perfect.low:.0f}, {perfect.high:.0f}] | "
+        f"{3 * protocol(parallax_zoo.spec('TicTacToe-v0')).episodes} | ladder anchor (fixed) |"
+    ) in markdown
     page = crowded.to_html()
-    assert "<h3>Elo ratings</h3>" in page and ">ladder anchor (fixed)</span></td>" in page and "Fisher information" in page
+    assert (
+        "<h3>Elo ratings</h3>" in page and ">ladder anchor (fixed)</span></td>" in page and "Fisher information" in page
+    )
     assert row.opponents == drawer.opponents and row.provenance == provenance
     assert "W 0% &middot; D 100% &middot; L 0%" in page and "W 90% &middot; D 10% &middot; L 0%" in page
     assert "d" * 64 in page and f"https://huggingface.co/someone/drawer/blob/{'c' * 40}/README.md" in page
@@ -231,4 +263,3 @@ def test_leaderboard_from_results_alone_has_elo_shared_ranks_and_explains_itself
     page = board.to_html()
     assert "Evaluation protocol version 2" in page and board.date in page
     assert "0 is the uniformly random player" in page and "random player rates 1000" in page
-

@@ -24,15 +24,20 @@ import parallax_zoo
 from parallax_zoo.atomic import OutputNotWrittenError
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.cli.main import main
-from parallax_zoo.judging.evaluation import EvalResult, protocol
+from parallax_zoo.judging.evaluation import EvalResult
 from parallax_zoo.judging.leaderboard import LeaderboardInputError, leaderboard, load_results
-from parallax_zoo.policies.loading import baseline_label
 from parallax_zoo.judging.result_checks import result_problem
+from parallax_zoo.policies.loading import baseline_label
 
 BASELINES = Path(__file__).resolve().parents[3] / "baselines"
 C4 = "ConnectFour-v0"
-C4_GAMES = {"tactical": (0, 0, 256), "depth2": (3, 0, 253), "depth4": (0, 0, 256), RANDOM: (128, 0, 128),
-            BASELINE: (0, 0, 256)}
+C4_GAMES = {
+    "tactical": (0, 0, 256),
+    "depth2": (3, 0, 253),
+    "depth4": (0, 0, 256),
+    RANDOM: (128, 0, 128),
+    BASELINE: (0, 0, 256),
+}
 """A ConnectFour result's games (won, drawn, lost) against each opponent of the protocol: a weak player's."""
 
 
@@ -54,6 +59,7 @@ def dropping(*keys: str) -> Callable[[dict[str, Any]], None]:
         for key in keys[:-1]:
             target = target[key]
         del target[keys[-1]]
+
     return drop
 
 
@@ -61,24 +67,39 @@ FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str, str]] = {
     "a million games": (opponent("tactical", games=1e6), "opponents.tactical.games", "the protocol plays 256 games"),
     "a trillion games": (opponent("depth2", games=1e12), "opponents.depth2.games", "the protocol plays 256 games"),
     "negative games": (opponent("random", games=-1000.0), "opponents.random.games", "the protocol plays 256 games"),
-    "win 5 loss -4": (opponent("depth4", win=5.0, draw=0.0, loss=-4.0), "opponents.depth4.win",
-                      "a rate lies in [0, 1]"),
+    "win 5 loss -4": (
+        opponent("depth4", win=5.0, draw=0.0, loss=-4.0),
+        "opponents.depth4.win",
+        "a rate lies in [0, 1]",
+    ),
     "rates summing to 1.5": (opponent("random", win=0.5, draw=0.5, loss=0.5), "opponents.random.win", "sum to 1.5"),
     "a part of a game": (opponent("random", win=0.3, loss=0.7), "opponents.random.win", "not a whole number of games"),
     "a record without win": (dropping("opponents", "depth2", "win"), "opponents.depth2.win", "missing"),
     "an opponent left out": (dropping("opponents", BASELINE), "opponents", "the protocol of ConnectFour-v0 plays"),
-    "an extra opponent": (lambda d: d["opponents"].update(rival=d["opponents"]["tactical"]), "opponents",
-                          "records against"),
+    "an extra opponent": (
+        lambda d: d["opponents"].update(rival=d["opponents"]["tactical"]),
+        "opponents",
+        "records against",
+    ),
     "sides not adding up": (opponent("random", games_side_0=100.0), "opponents.random.", "side"),
     "scores not the record's": (lambda d: d.update(scores=[1.0] * 256), "scores", "by the scores' signs"),
-    "huge scores of the record's": (lambda d: d.update(scores=[-1e308] * 256), "scores",
-                                    "but opponents.tactical.return records -1"),
+    "huge scores of the record's": (
+        lambda d: d.update(scores=[-1e308] * 256),
+        "scores",
+        "but opponents.tactical.return records -1",
+    ),
     "a record without return": (dropping("opponents", "random", "return"), "opponents.random.return", "missing"),
-    "one score of 256": (lambda d: d.update(scores=[1.0], episodes=1), "scores",
-                         "1 scores, but the protocol plays 256 episodes"),
+    "one score of 256": (
+        lambda d: d.update(scores=[1.0], episodes=1),
+        "scores",
+        "1 scores, but the protocol plays 256 episodes",
+    ),
     "an episodes field not the scores'": (setting("episodes", 5), "episodes", "the file holds 256 scores"),
-    "protocol.episodes": (setting("episodes", 128, "protocol"), "protocol.episodes",
-                          "the protocol of ConnectFour-v0 has 256"),
+    "protocol.episodes": (
+        setting("episodes", 128, "protocol"),
+        "protocol.episodes",
+        "the protocol of ConnectFour-v0 has 256",
+    ),
     "protocol.env_id": (setting("env_id", "TicTacToe-v0", "protocol"), "protocol.env_id", "the result's env_id is"),
     "protocol.opponents": (setting("opponents", [RANDOM], "protocol"), "protocol.opponents", "has ['tactical'"),
     "a ladder player's name": (setting("policy", "tactical"), "policy", "is a ladder player of ConnectFour-v0"),
@@ -117,8 +138,9 @@ def test_the_untouched_files_and_every_shipped_evaluation_pass_the_checks(tmp_pa
         measured = EvalResult(**{**measured.__dict__, "policy": baseline_label(parallax_zoo.spec(measured.env_id))})
         assert result_problem(measured) is None, path
     forged = EvalResult(**{**crafted(C4, "mine", C4_GAMES).__dict__, "policy": "depth4"})
-    with pytest.raises(LeaderboardInputError, match="the result of 'depth4' on ConnectFour-v0: policy: 'depth4' is a "
-                                                    "ladder player"):
+    with pytest.raises(
+        LeaderboardInputError, match="the result of 'depth4' on ConnectFour-v0: policy: 'depth4' is a ladder player"
+    ):
         leaderboard([forged])  # results given in Python are checked too
 
 
@@ -128,8 +150,9 @@ def test_the_cli_answers_a_forged_file_in_one_line_with_exit_2(tmp_path: Path, c
     (tmp_path / "forged.json").write_text(json.dumps(data))
     assert main(["leaderboard", "--results", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"parallax-zoo leaderboard: {tmp_path / 'forged.json'}: "
-                                                   "opponents.depth4.win: 5; a rate lies in [0, 1]")
+    assert err.count("\n") == 1 and err.startswith(
+        f"parallax-zoo leaderboard: {tmp_path / 'forged.json'}: opponents.depth4.win: 5; a rate lies in [0, 1]"
+    )
 
 
 # Scores: no overflow, ranks that match the order, an order from the results alone
@@ -163,11 +186,11 @@ def test_tied_rows_are_ordered_by_content_not_by_file_name(tmp_path: Path) -> No
 
 
 def test_csv_cells_a_spreadsheet_would_run_are_neutralised_and_numbers_stay_numbers() -> None:
-    names = ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "plain"]
+    names = ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "plain"]
     board = leaderboard([scored("Race-v0", name, (-5.0,)) for name in names] + [scored("Race-v0", RANDOM, (0.0,))])
     table = list(csv.reader(io.StringIO(board.to_csv())))[1:]
     entrants = {row[2] for row in table}
-    assert entrants == {"'=HYPERLINK(\"http://x\")", "'+1+1", "'-2+3", "'@SUM(A1)", "plain", RANDOM}
+    assert entrants == {'\'=HYPERLINK("http://x")', "'+1+1", "'-2+3", "'@SUM(A1)", "plain", RANDOM}
     assert {row[3] for row in table} == {"-5.000", "0.000"}
 
 
@@ -175,8 +198,13 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralised_and_numbers_stay_numb
 
 
 def test_the_baseline_joining_through_the_random_players_result_is_rated_from_its_own_games_too() -> None:
-    random_games = {"tactical": (0, 0, 256), "depth2": (0, 0, 256), "depth4": (0, 0, 256), RANDOM: (128, 0, 128),
-                    BASELINE: (7, 0, 249)}  # as the baseline's eval.json has it: it loses 2.7% to the random player
+    random_games = {
+        "tactical": (0, 0, 256),
+        "depth2": (0, 0, 256),
+        "depth4": (0, 0, 256),
+        RANDOM: (128, 0, 128),
+        BASELINE: (7, 0, 249),
+    }  # as the baseline's eval.json has it: it loses 2.7% to the random player
     board = leaderboard([crafted(C4, RANDOM, random_games)])
     ratings = board.ratings[C4]
     recorded = json.loads((BASELINES / C4 / "eval.json").read_text())["opponents"]["tactical"]
@@ -220,9 +248,11 @@ def test_out_under_a_file_or_onto_a_folder_is_one_line_before_any_work(tmp_path:
     (tmp_path / "a-file").write_text("mine")
     assert main(["leaderboard", "--results", str(results), "--out", str(tmp_path / "a-file" / "board")]) == 2
     err = capsys.readouterr().err
-    assert err == (f"parallax-zoo leaderboard: cannot write {tmp_path / 'a-file' / 'board' / 'leaderboard.md'}: "
-                   f"{tmp_path / 'a-file'} is a file, not a folder; nothing there was changed. Free some space or "
-                   "choose another path\n")
+    assert err == (
+        f"parallax-zoo leaderboard: cannot write {tmp_path / 'a-file' / 'board' / 'leaderboard.md'}: "
+        f"{tmp_path / 'a-file'} is a file, not a folder; nothing there was changed. Free some space or "
+        "choose another path\n"
+    )
     (tmp_path / "board" / "leaderboard.html").mkdir(parents=True)
     assert main(["leaderboard", "--results", str(results), "--out", str(tmp_path / "board")]) == 2
     assert "leaderboard.html: a folder is in the way" in capsys.readouterr().err
@@ -270,6 +300,8 @@ def test_a_full_disk_is_one_line_and_leaves_the_old_board_whole(full_disk: Path,
     assert main(["eval", "GridWorld-v0", "--policy", "random", "--out", str(full_disk / "r.json")]) == 2
     err = capsys.readouterr().err  # the evaluation's progress, then the error in one line
     assert "Traceback" not in err and err.endswith("\n")
-    assert err.splitlines()[-1] == (f"parallax-zoo eval: cannot write {full_disk / 'r.json'}: No space left on device; "
-                                    "nothing there was changed. Free some space or choose another path")
+    assert err.splitlines()[-1] == (
+        f"parallax-zoo eval: cannot write {full_disk / 'r.json'}: No space left on device; "
+        "nothing there was changed. Free some space or choose another path"
+    )
     assert sorted(p.name for p in full_disk.iterdir()) == ["board", "filler"]

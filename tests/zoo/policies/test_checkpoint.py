@@ -9,16 +9,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import yaml
+from helpers.example_envs import GridWorld, MaskedGridWorld, Race
 from safetensors.numpy import save_file
 
-from helpers.example_envs import GridWorld, MaskedGridWorld, Race
 from parallax import TimeLimit
 from parallax.version import VERSIONED_PACKAGES
-from parallax_zoo.policies import checkpoint
-from parallax_zoo.policies.checkpoint import CheckpointError
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.ppo import PPOConfig
+from parallax_zoo.policies import checkpoint
+from parallax_zoo.policies.checkpoint import CheckpointError
 
 GRID = TimeLimit(GridWorld(), 50)
 
@@ -28,7 +28,9 @@ def random_policy(config, env, seed):
     template = checkpoint.initial_policy(config, env)
     leaves, treedef = jax.tree_util.tree_flatten(template)
     keys = jax.random.split(jax.random.key(seed), len(leaves))
-    return jax.tree_util.tree_unflatten(treedef, [jax.random.uniform(k, x.shape, x.dtype) for k, x in zip(keys, leaves)])
+    return jax.tree_util.tree_unflatten(
+        treedef, [jax.random.uniform(k, x.shape, x.dtype) for k, x in zip(keys, leaves)]
+    )
 
 
 def test_round_trip_through_a_folder(tmp_path):
@@ -125,7 +127,9 @@ def test_weights_holding_nan_or_inf_are_refused_naming_the_tensor(tmp_path):
     tensors["params/critic/Dense_0/bias"][0] = np.nan
     tensors["params/actor/Dense_0/bias"] = np.array(tensors["params/actor/Dense_0/bias"])
     tensors["params/actor/Dense_0/bias"][-1] = np.inf
-    save_file({name: np.ascontiguousarray(value) for name, value in tensors.items()}, str(tmp_path / "model.safetensors"))
+    save_file(
+        {name: np.ascontiguousarray(value) for name, value in tensors.items()}, str(tmp_path / "model.safetensors")
+    )
     with pytest.raises(CheckpointError, match=r"tensor params/(actor|critic)/Dense_0/bias holds NaN or inf \(1 of"):
         checkpoint.load_network(tmp_path, GRID)
 
@@ -136,7 +140,9 @@ def test_a_config_larger_than_its_weights_is_refused_from_the_header_before_anyt
     (tmp_path / "config.yaml").write_text(
         (tmp_path / "config.yaml").read_text().replace("hidden_sizes:\n  - 8", "hidden_sizes:\n  - 20000\n  - 20000")
     )
-    monkeypatch.setattr(checkpoint, "load_safetensors", lambda *a: pytest.fail("tensors were read before the shapes agreed"))
+    monkeypatch.setattr(
+        checkpoint, "load_safetensors", lambda *a: pytest.fail("tensors were read before the shapes agreed")
+    )
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(CheckpointError, match=r"expected shape \(4, 20000\), found \(4, 8\)"):
         checkpoint.load_network(tmp_path, GRID)
@@ -146,9 +152,12 @@ def test_a_config_larger_than_its_weights_is_refused_from_the_header_before_anyt
 
 @pytest.mark.parametrize(
     ("content", "named"),
-    [(b"", "empty or truncated"), (b"\x10\x00\x00\x00\x00\x00\x00\x00{}", "truncated"),
-     (b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94.", "not safetensors"),
-     (b"\x02\x00\x00\x00\x00\x00\x00\x00[]", "malformed safetensors header")],
+    [
+        (b"", "empty or truncated"),
+        (b"\x10\x00\x00\x00\x00\x00\x00\x00{}", "truncated"),
+        (b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94.", "not safetensors"),
+        (b"\x02\x00\x00\x00\x00\x00\x00\x00[]", "malformed safetensors header"),
+    ],
 )
 def test_weights_that_are_not_safetensors_say_so(tmp_path, content, named):
     config = PPOConfig(env_id="GridWorld-v0", hidden_sizes=(8,))
@@ -160,12 +169,14 @@ def test_weights_that_are_not_safetensors_say_so(tmp_path, content, named):
 
 @pytest.mark.parametrize(
     ("text", "named"),
-    [("algorithm: ppo\nhyperparameters: [1, 2]\n", "hyperparameters must be a mapping"),
-     ("algorithm: ppo\nhyperparameters:\n  num_envs: four\n", "num_envs must be an integer, got 'four'"),
-     ("algorithm: ppo\nhyperparameters:\n  hidden_sizes: 64\n", "hidden_sizes must be a non-empty list"),
-     ("algorithm: ppo\nhyperparameters:\n  learning_rate: .nan\n", "learning_rate must be a finite number"),
-     ("algorithm: ppo\nhyperparameters: {num_envs: [\n", "is not valid YAML"),
-     ("algorithm: ppo\nhyperparameters:\n  num_envs: 0\n", "num_envs")],
+    [
+        ("algorithm: ppo\nhyperparameters: [1, 2]\n", "hyperparameters must be a mapping"),
+        ("algorithm: ppo\nhyperparameters:\n  num_envs: four\n", "num_envs must be an integer, got 'four'"),
+        ("algorithm: ppo\nhyperparameters:\n  hidden_sizes: 64\n", "hidden_sizes must be a non-empty list"),
+        ("algorithm: ppo\nhyperparameters:\n  learning_rate: .nan\n", "learning_rate must be a finite number"),
+        ("algorithm: ppo\nhyperparameters: {num_envs: [\n", "is not valid YAML"),
+        ("algorithm: ppo\nhyperparameters:\n  num_envs: 0\n", "num_envs"),
+    ],
 )
 def test_a_malformed_config_names_the_file_and_the_field(tmp_path, text, named):
     (tmp_path / "config.yaml").write_text(text)

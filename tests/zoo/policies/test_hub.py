@@ -20,12 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from PIL import Image
+from helpers.hub_server import HubServer
 from huggingface_hub import HfApi, ModelCard, ModelCardData, constants, metadata_load
+from PIL import Image
 from safetensors.numpy import load_file, save_file
 
-from helpers.hub_server import HubServer
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.baselines.model_card import model_card
 from parallax_zoo.catalogue.pins import BaselinePin, BaselinePinError, format_pin
 from parallax_zoo.policies.hub import (
     BaselineIntegrityError,
@@ -34,7 +35,6 @@ from parallax_zoo.policies.hub import (
     fetch_baseline,
     push_baseline,
 )
-from parallax_zoo.baselines.model_card import model_card
 
 REPO = "parallax-zoo/Race-v0"
 ENV_ID = "Race-v0"
@@ -241,7 +241,9 @@ def test_cache_second_makes_no_request(seeded: tuple[HubServer, Path, str], tmp_
     assert len(server.requests) == answered
 
 
-def test_corrupted_cache_is_replaced_by_a_verified_download(seeded: tuple[HubServer, Path, str], tmp_path: Path) -> None:
+def test_corrupted_cache_is_replaced_by_a_verified_download(
+    seeded: tuple[HubServer, Path, str], tmp_path: Path
+) -> None:
     server, folder, commit_id = seeded
     pin = pin_of(folder, revision=commit_id)
     first = fetch_baseline(pin, None)
@@ -320,7 +322,9 @@ def test_endpoint_that_is_not_a_hub_error_names_it(
         thread.join()
 
 
-def test_unreachable_endpoint_error_names_it(seeded: tuple[HubServer, Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreachable_endpoint_error_names_it(
+    seeded: tuple[HubServer, Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, folder, commit_id = seeded
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -390,8 +394,11 @@ def test_model_card_follows_the_hub_rl_convention(tmp_path: Path) -> None:
     assert metadata is not None
     assert metadata["model-index"][0]["results"][0]["metrics"][0]["value"] == "12.35 +/- 0.50"
     assert [path.name for path in tmp_path.iterdir()] == ["README.md"]
-    for command in ('parallax_zoo.load_baseline("Race-v0")', "parallax-zoo eval Race-v0 --policy baseline",
-                    "parallax-zoo train Race-v0 --seed 3"):
+    for command in (
+        'parallax_zoo.load_baseline("Race-v0")',
+        "parallax-zoo eval Race-v0 --policy baseline",
+        "parallax-zoo train Race-v0 --seed 3",
+    ):
         assert command in card.text
 
 
@@ -408,8 +415,7 @@ def test_model_card_rejects_unmeasured_scores(mean: float, std: float, episodes:
 
 def test_load_baseline_downloads_verifies_and_reproduces_the_reference(hub: HubServer, tmp_path: Path, monkeypatch):
     import parallax_zoo
-    from parallax_zoo import evaluate
-    from parallax_zoo import load_baseline
+    from parallax_zoo import evaluate, load_baseline
 
     env_spec = parallax_zoo.spec("Race-v0")
     assert env_spec.baseline is not None and env_spec.reference_score is not None

@@ -21,17 +21,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.hub_server import HubServer, SilentServer, closed_port_endpoint
 from huggingface_hub import constants
 
 import parallax_zoo
-from helpers.hub_server import HubServer, SilentServer, closed_port_endpoint
+from parallax_zoo import evaluate, load_baseline
 from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.catalogue.pins import BaselinePin
-from parallax_zoo.policies import checkpoint, hub
-from parallax_zoo import evaluate
-from parallax_zoo.policies.hub import BaselineIntegrityError, BaselineUnavailableError, HubError, fetch_baseline
-from parallax_zoo import load_baseline
 from parallax_zoo.catalogue.registry import resolve
+from parallax_zoo.policies import checkpoint
+from parallax_zoo.policies.hub import BaselineIntegrityError, BaselineUnavailableError, HubError, fetch_baseline
 from parallax_zoo.policies.loading import resolve_policy
 
 POLICY_REPO = "someone/gridworld-policy"
@@ -111,7 +110,9 @@ def test_a_hub_policy_with_wrong_bytes_is_refused_and_not_cached(
     leftovers = [p for p in cached_files(hub_env) if tampered in p.name or p.suffix == ".incomplete"]
     assert leftovers == []
     bad = hashlib.sha256(server.store.read_object(server.store.tree(POLICY_REPO, policy_commit)[tampered].sha256))
-    assert bad.hexdigest() not in {hashlib.sha256(p.read_bytes()).hexdigest() for p in cached_files(hub_env) if p.is_file()}
+    assert bad.hexdigest() not in {
+        hashlib.sha256(p.read_bytes()).hexdigest() for p in cached_files(hub_env) if p.is_file()
+    }
 
 
 # 2. the bytes that are hashed are the bytes that are parsed
@@ -128,7 +129,9 @@ def test_a_mirror_file_swapped_after_its_check_is_not_loaded(
     assert pin is not None
     weights = mirror / "Race-v0" / "model.safetensors"
     genuine = checkpoint.load_network(mirror / "Race-v0", parallax_zoo.make("Race-v0"))[0]
-    other = checkpoint.initial_policy(checkpoint.load_config(mirror / "Race-v0" / "config.yaml"), parallax_zoo.make("Race-v0"))
+    other = checkpoint.initial_policy(
+        checkpoint.load_config(mirror / "Race-v0" / "config.yaml"), parallax_zoo.make("Race-v0")
+    )
     swap_in = tmp_path / "swap.safetensors"
     checkpoint.save_policy(other, swap_in)
     real_sha256 = hashlib.sha256
@@ -195,14 +198,14 @@ def test_a_closed_port_is_refused_in_seconds(hub_env: Path, monkeypatch: pytest.
     assert closed in message and "connection refused" in message and "HF_HUB_OFFLINE=1" in message
 
 
-def test_a_download_dropped_mid_file_fails_and_leaves_nothing(
-    server: HubServer, hub_env: Path, tmp_path: Path
-) -> None:
+def test_a_download_dropped_mid_file_fails_and_leaves_nothing(server: HubServer, hub_env: Path, tmp_path: Path) -> None:
     folder = policy_folder(tmp_path / "weights")
     commit = server.store.commit_folder("parallax-zoo/Race-v0", folder)
-    pin = BaselinePin("parallax-zoo/Race-v0", commit, {
-        name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in ("model.safetensors",)
-    })
+    pin = BaselinePin(
+        "parallax-zoo/Race-v0",
+        commit,
+        {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in ("model.safetensors",)},
+    )
     server.drop_downloads_after(16)
     started = time.monotonic()
     with pytest.raises(BaselineUnavailableError, match="dropped mid-transfer") as caught:
@@ -212,12 +215,19 @@ def test_a_download_dropped_mid_file_fails_and_leaves_nothing(
     assert [p for p in cached_files(hub_env) if "blobs" in p.parts or "snapshots" in p.parts] == []
 
 
-def run_eval_cli(policy: str, extra_env: dict[str, str], timeout_s: float) -> tuple[subprocess.CompletedProcess[str], float]:
+def run_eval_cli(
+    policy: str, extra_env: dict[str, str], timeout_s: float
+) -> tuple[subprocess.CompletedProcess[str], float]:
     """`parallax-zoo eval GridWorld-v0 --policy POLICY` as a user runs it, in a real process; its outcome and wall time."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_DISABLE_XET": "1", **extra_env}
     started = time.monotonic()
-    process = subprocess.run([str(Path(sys.executable).parent / "parallax-zoo"), "eval", ENV_ID, "--policy", policy],
-                             env=env, capture_output=True, text=True, timeout=timeout_s)
+    process = subprocess.run(
+        [str(Path(sys.executable).parent / "parallax-zoo"), "eval", ENV_ID, "--policy", policy],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
     return process, time.monotonic() - started
 
 
@@ -262,7 +272,9 @@ def test_a_hub_file_over_the_size_cap_is_refused_before_it_is_read(
     assert f"model.safetensors of {POLICY_REPO}@{policy_commit}" in message
     assert f"the server announces {size:,} bytes for it, over the cap of 1,024 bytes per file" in message
     assert "PARALLAX_ZOO_HUB_MAX_FILE_MB=0.000976562 MiB" in message and "nothing was read" in message
-    assert not [r for r in server.file_downloads() if r.path.endswith("model.safetensors")], "no byte of it was asked for"
+    assert not [r for r in server.file_downloads() if r.path.endswith("model.safetensors")], (
+        "no byte of it was asked for"
+    )
     assert [p for p in cached_files(hub_env) if "model.safetensors" in p.name or p.suffix == ".incomplete"] == []
 
 
@@ -289,9 +301,14 @@ def test_a_tampered_file_in_a_read_only_cache_is_reported_honestly(
 ) -> None:
     folder = policy_folder(tmp_path / "weights")
     commit = server.store.commit_folder("parallax-zoo/Race-v0", folder)
-    pin = BaselinePin("parallax-zoo/Race-v0", commit, {
-        name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in ("config.yaml", "model.safetensors")
-    })
+    pin = BaselinePin(
+        "parallax-zoo/Race-v0",
+        commit,
+        {
+            name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
+            for name in ("config.yaml", "model.safetensors")
+        },
+    )
     snapshot = fetch_baseline(pin, None)
     (snapshot / "config.yaml").resolve().write_text("algorithm: tampered\n")
     frozen = [snapshot, snapshot.parent.parent / "blobs"]
@@ -327,13 +344,19 @@ except (BaselineIntegrityError, BaselineUnavailableError) as error:
 def test_two_processes_refusing_one_tampered_file_both_say_so(server: HubServer, hub_env: Path, tmp_path: Path) -> None:
     folder = policy_folder(tmp_path / "weights")
     commit = server.store.commit_folder("parallax-zoo/Race-v0", folder)
-    files = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in ("config.yaml", "model.safetensors")}
+    files = {
+        name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in ("config.yaml", "model.safetensors")
+    }
     server.store.corrupt("parallax-zoo/Race-v0", "model.safetensors")
     pin = json.dumps({"repo_id": "parallax-zoo/Race-v0", "revision": commit, "files": files})
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_DISABLE_XET": "1"}
     for _ in range(1):
-        racers = [subprocess.Popen([sys.executable, "-c", RACER, pin], env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        racers = [
+            subprocess.Popen(
+                [sys.executable, "-c", RACER, pin], env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            for _ in range(2)
+        ]
         outcomes = [racer.communicate(timeout=120) for racer in racers]
         for (out, err), racer in zip(outcomes, racers, strict=True):
             assert racer.returncode == 0 and "Traceback" not in err, err
