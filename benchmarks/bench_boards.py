@@ -98,7 +98,8 @@ def random_legal(u: Array, mask: Bool[Array, "... actions"]) -> Int[Array, ...]:
 
 
 def random_turn_action(u: Array, mask: Bool[Array, "... 2 actions"]) -> Int[Array, "... 2"]:
-    """A random legal joint action for a turn-based board game: a random legal move for the player to move, the no-op for the other.
+    """A random legal joint action for a turn-based board game: a random legal move for the player to move, the no-op
+    for the other.
 
     The waiting player's row allows only the no-op (the last index), so the
     mover's moves are the two rows or-ed without that index: one row per game

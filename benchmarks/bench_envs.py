@@ -1,4 +1,5 @@
-"""Env steps per second of every registered native env, with random legal actions, beside the protocol documentation's examples.
+"""Env steps per second of every registered native env, with random legal actions, beside the protocol documentation's
+examples.
 
 Each env runs as `VmapWrapper(AutoResetWrapper(make(id)), num_envs)` inside
 one jitted `lax.scan` at 1, 128 and 1024 envs. Where the protocol documentation has an example
@@ -109,7 +110,8 @@ def main() -> None:
                 seed = n * num_steps / statistics.median(timings[(env_id, "seed", n)])
                 seed_cell, ratio_cell = f"{seed:,.0f}", f"{ours / seed:.2f}"
             print(
-                f"{env_id:<22}{n:>6}{compile_s[(env_id, 'ours', n)]:>11.2f}{ours:>14,.0f}{seed_cell:>15}{ratio_cell:>11}"
+                f"{env_id:<22}{n:>6}{compile_s[(env_id, 'ours', n)]:>11.2f}{ours:>14,.0f}"
+                f"{seed_cell:>15}{ratio_cell:>11}"
             )
 
 

@@ -12,6 +12,7 @@ call, its range, and microseconds per game-move.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def main() -> None:
             if args.only and name not in args.only:
                 continue
             act = jax.jit(ladder.per_slot(player))
-            timing = compare({name: lambda key, act=act: act(observation, mask, key)}, repeats=args.repeats)[name]
+            timing = compare({name: functools.partial(act, observation, mask)}, repeats=args.repeats)[name]
             per_move_us = timing.median_s / args.num_envs * 1e6
             rows.append(
                 (

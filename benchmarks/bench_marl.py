@@ -233,7 +233,8 @@ def report(title: str, env_steps: int, timings: dict[str, Timing], curves: dict[
             values = [curve[len(curve) * point // CURVE_POINTS - 1] for curve in curves[who]]
             fraction = point / CURVE_POINTS
             print(
-                f"{who:<9}{env_steps * fraction:>10.3g}  {np.median(values):.2f} ({min(values):.2f} to {max(values):.2f})"
+                f"{who:<9}{env_steps * fraction:>10.3g}  {np.median(values):.2f} ({min(values):.2f} to "
+                f"{max(values):.2f})"
                 f" at {t.median_s * fraction:.1f} s"
             )
     ours_t, theirs_t = timings["ours"], timings["JaxMARL"]

@@ -206,7 +206,8 @@ def report(name: str, config: PPOConfig, seeds: int, timings: dict[str, Timing])
             f"speed ratio (PureJaxRL time / ours): {theirs_t.median_s / ours_t.median_s:.2f}x "
             f"(runs {min(ratios):.2f}-{max(ratios):.2f}); in cpu s {theirs_t.median_cpu_s / ours_t.median_cpu_s:.2f}x "
             f"(runs {min(cpu_ratios):.2f}-{max(cpu_ratios):.2f})\n"
-            f"compile ratio {theirs_t.compile_s / ours_t.compile_s:.2f}x (cpu s {theirs_t.compile_cpu_s / ours_t.compile_cpu_s:.2f}x)"
+            f"compile ratio {theirs_t.compile_s / ours_t.compile_s:.2f}x (cpu s "
+            f"{theirs_t.compile_cpu_s / ours_t.compile_cpu_s:.2f}x)"
         )
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import importlib
 import importlib.metadata
 import json
@@ -294,7 +295,7 @@ def env_throughput(sizes: Sizes) -> list[dict[str, Any]]:
         for n in sizes.env_batches:
             steps = max(4, min(1000, sizes.env_steps_budget // n))
             rollout, state = bench_envs.build_rollout(parallax_zoo.make(env_id), n, steps)
-            first, rate = median_rate(n, steps, lambda: rollout(state, key), sizes.repeats)
+            first, rate = median_rate(n, steps, functools.partial(rollout, state, key), sizes.repeats)
             rows.append(
                 {"env_id": env_id, "num_envs": n, "num_steps": steps, "first_call_s": first, "steps_per_s": rate}
             )

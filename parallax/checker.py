@@ -287,7 +287,8 @@ def _raise_first(flags: dict[str, np.ndarray], step_offset: int, env: Any = None
 
 
 def _checkified(function: Any) -> Any:
-    """`jax.jit(function)` whose runtime checks are caught: returns (the message of a failed check or None, the outputs)."""
+    """`jax.jit(function)` whose runtime checks are caught: returns (the message of a failed check or None, the
+    outputs)."""
     compiled = jax.jit(function)
 
     def run(*args: Any) -> tuple[str | None, Any]:
@@ -303,7 +304,8 @@ def _checkified(function: Any) -> Any:
 
 
 def _check_message(error: Exception) -> str | None:
-    """The message of a failed runtime check (Equinox's `error_if`) without the traceback around it; None for other errors."""
+    """The message of a failed runtime check (Equinox's `error_if`) without the traceback around it; None for other
+    errors."""
     text = str(error)
     marker = "EquinoxRuntimeError: "
     if marker not in text:

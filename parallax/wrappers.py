@@ -339,7 +339,8 @@ def _error_if() -> Any:
         import equinox
     except ImportError as error:
         raise ImportError(
-            "ValidateActions (make(..., validate=True)) checks actions with Equinox: pip install 'parallax-zoo[validate]'"
+            "ValidateActions (make(..., validate=True)) checks actions with Equinox: pip install "
+            "'parallax-zoo[validate]'"
         ) from error
     return equinox.error_if
 

@@ -26,7 +26,8 @@ from parallax.spaces import Box, PyTreeSpace, Space, clip_action
 
 
 def first_given(*values: Any) -> Any:
-    """The first of `values` that is not None (an explicit argument, then a wrapper's, then a default); None if none is."""
+    """The first of `values` that is not None (an explicit argument, then a wrapper's, then a default); None if none
+    is."""
     return next((value for value in values if value is not None), None)
 
 

@@ -91,7 +91,8 @@ def raw_key(key: PRNGKeyArray) -> Array:
 
 
 def reads_input(traced: Any, position: int) -> bool:
-    """Whether a traced program (`jax.make_jaxpr`'s result) uses its input at `position`: a suite's step that draws from its key."""
+    """Whether a traced program (`jax.make_jaxpr`'s result) uses its input at `position`: a suite's step that draws from
+    its key."""
     var = traced.jaxpr.invars[position]
     return any(v is var for eqn in traced.jaxpr.eqns for v in eqn.invars) or any(v is var for v in traced.jaxpr.outvars)
 

@@ -40,7 +40,8 @@ class CraftaxAdapter(Adapter[State]):
         if not (hasattr(env, "step_env") and hasattr(env, "reset_env") and hasattr(env, "is_terminal")):
             raise TypeError(
                 f"CraftaxAdapter expects a Craftax environment (with step_env, reset_env and is_terminal), got "
-                f"{type(env).__name__}. Create one with craftax.craftax_env.make_craftax_env_from_name(name, auto_reset=False)."
+                f"{type(env).__name__}. Create one with craftax.craftax_env.make_craftax_env_from_name(name, "
+                "auto_reset=False)."
             )
         self.env = env
         self.params = env.default_params if params is None else params

@@ -105,7 +105,8 @@ class GymnaxAdapter(Adapter[State]):
         )
 
     def _abstract_step(self) -> tuple[tuple[Any, Any, Any, Any, dict[str, Any]], bool]:
-        """Shapes and dtypes of what `step_env` returns (the reference every state is cast to), and whether it uses its key."""
+        """Shapes and dtypes of what `step_env` returns (the reference every state is cast to), and whether it uses its
+        key."""
         key = jax.random.key(0)
         _, env_state = jax.eval_shape(lambda k: self.env.reset_env(k, self.params), key)
         action_space = self.env.action_space(self.params)

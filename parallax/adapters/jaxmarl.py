@@ -164,7 +164,8 @@ def _without_the_last_reset(
 
 
 def _storm_observations(env: Any, observations: Any) -> list[Any]:
-    """Each STORM agent's observation: InTheGrid stacks its agents inside each entry (the inventory's on its last axis)."""
+    """Each STORM agent's observation: InTheGrid stacks its agents inside each entry (the inventory's on its last
+    axis)."""
     if isinstance(observations, dict):
         return [
             {"observation": observations["observations"][i], "inventory": observations["inventory"][:, i]}

@@ -63,7 +63,8 @@ class JumanjiAdapter(Adapter[State]):
             )
         if not isinstance(env, Environment):
             raise TypeError(
-                f"JumanjiAdapter expects a jumanji Environment, got {type(env).__name__}. Create one with jumanji.make(name)."
+                f"JumanjiAdapter expects a jumanji Environment, got {type(env).__name__}. Create one with "
+                "jumanji.make(name)."
             )
         self.env = env
         key = jax.random.PRNGKey(0)
@@ -84,7 +85,8 @@ class JumanjiAdapter(Adapter[State]):
 
     @property
     def episode_length(self) -> int | None:
-        """Jumanji's time limit, the step on which the episode is truncated; None for envs that end by their rules alone."""
+        """Jumanji's time limit, the step on which the episode is truncated; None for envs that end by their rules
+        alone."""
         limit = getattr(self.env, "time_limit", None)
         return None if limit is None else int(limit)
 

@@ -44,7 +44,8 @@ INTEGER_OBSERVATION_BOUNDS = {
         np.concatenate([np.full(28, 15), np.full(6, 4)]).astype(np.int32),
     ),
 }
-"""Per-entry bounds of the integer observations: backgammon's 28 signed checker counts (15 checkers a side), then how many of each die value may still be played (at most 4, on doubles)."""
+"""Per-entry bounds of the integer observations: backgammon's 28 signed checker counts (15 checkers a side), then how
+many of each die value may still be played (at most 4, on doubles)."""
 
 
 @jax.tree_util.register_dataclass
@@ -191,7 +192,8 @@ def draw_boards(games: Any) -> np.ndarray:
 
 
 def _step_uses_key(env: pgx.Env, first: Any) -> bool:
-    """Whether the game's `step` draws random numbers, read off its traced program (`first`: the abstract initial state)."""
+    """Whether the game's `step` draws random numbers, read off its traced program (`first`: the abstract initial
+    state)."""
     traced = jax.make_jaxpr(lambda game, move, key: env.step(game, move, key))(
         first, jnp.int32(0), jax.random.PRNGKey(0)
     )

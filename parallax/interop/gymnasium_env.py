@@ -205,7 +205,8 @@ class GymnasiumEnv(gymnasium.Env):
             if not self._warned:
                 gymnasium.logger.warn(
                     "You are calling 'step()' even though this environment has already returned terminated = True or "
-                    "truncated = True; call 'reset()' to start a new episode. Until then a step pays 0 and changes nothing."
+                    "truncated = True; call 'reset()' to start a new episode. Until then a step pays 0 and changes "
+                    "nothing."
                 )
                 self._warned = True
             observation, termination, truncation, info = self._ended

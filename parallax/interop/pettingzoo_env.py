@@ -113,7 +113,8 @@ class _Slots:
         return state, self.view(state)
 
     def view(self, state: MARLState) -> tuple:
-        """What the exports read from a state, in NumPy: per-slot observations, rewards, active flags, masks; the flags."""
+        """What the exports read from a state, in NumPy: per-slot observations, rewards, active flags, masks; the
+        flags."""
         agents = state.agents
         mask = None if agents.action_mask is None else np.asarray(agents.action_mask)
         observation = jax.tree_util.tree_map(np.asarray, agents.observation)

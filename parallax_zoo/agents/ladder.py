@@ -62,7 +62,8 @@ def choose_best(
 
 
 def per_slot(player: MaskedRule) -> Callable[[Array, Array, PRNGKeyArray], Array]:
-    """`player` over `[*batch, agents]`: observations `[*batch, agents, *obs]`, masks `[*batch, agents, actions]`, one key.
+    """`player` over `[*batch, agents]`: observations `[*batch, agents, *obs]`, masks `[*batch, agents, actions]`, one
+    key.
 
     Each slot gets its own key, so a batch of games breaks ties independently.
     """
@@ -148,7 +149,8 @@ _LINE_SCORE = np.array([0.0, 1.0, 10.0, 100.0, 0.0], np.float32)
 
 
 def _lines_through_cells() -> tuple[np.ndarray, np.ndarray]:
-    """For each cell, the four-in-a-rows through it `[42, 13, 4]` (padded by repeating its first) and which are real (built once, outside jit)."""
+    """For each cell, the four-in-a-rows through it `[42, 13, 4]` (padded by repeating its first) and which are real
+    (built once, outside jit)."""
     through = [[line for line in _C4_LINES if cell in line] for cell in range(_ROWS * _COLUMNS)]
     most = max(len(lines) for lines in through)
     padded = np.array([lines + [lines[0]] * (most - len(lines)) for lines in through], np.int32)
@@ -158,7 +160,8 @@ def _lines_through_cells() -> tuple[np.ndarray, np.ndarray]:
 
 _C4_THROUGH, _C4_THROUGH_REAL = _lines_through_cells()
 WIN_SCORE = 100_000.0
-"""A won game's score in the depth-k search (times the plies to spare, so sooner wins count more); above any line count."""
+"""A won game's score in the depth-k search (times the plies to spare, so sooner wins count more); above any line
+count."""
 
 
 def _line_counts(cells: Int8[Array, "*batch 42"], mark: int | Array) -> Float[Array, "*batch lines"]:
@@ -299,7 +302,8 @@ def _othello_scores(observation: Int8[Array, "8 8 2"], by_mobility: bool) -> Flo
 def positional_othello(
     observation: Int8[Array, "8 8 2"], action_mask: Bool[Array, " 66"], key: PRNGKeyArray
 ) -> Int[Array, ""]:
-    """The placement whose resulting board has the highest weighted disc sum (`OTHELLO_WEIGHTS`); passes when it must."""
+    """The placement whose resulting board has the highest weighted disc sum (`OTHELLO_WEIGHTS`); passes when it
+    must."""
     return choose_best(_othello_scores(observation, by_mobility=False), action_mask, key)
 
 

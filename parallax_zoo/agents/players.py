@@ -237,7 +237,8 @@ class Matchup:
 
 @dataclass(frozen=True)
 class Rotation:
-    """Several players dealt over a batch of games: game `e` of `[games, agents]` is played by `players[e % len(players)]`.
+    """Several players dealt over a batch of games: game `e` of `[games, agents]` is played by `players[e %
+    len(players)]`.
 
     A training opponent that mixes, for instance, the opponent ladder's rungs
     (`mappo.training`'s `opponent`). Every player acts on the whole batch and

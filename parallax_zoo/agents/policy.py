@@ -70,7 +70,8 @@ class Policy:
             f"MLP {hidden}"
             if not isinstance(model, RecurrentActorCritic)
             else (
-                f"embedding {model.hidden_sizes[0]}, GRU {model.rnn_hidden}, heads {hidden.partition('x')[2] or 'linear'}"
+                f"embedding {model.hidden_sizes[0]}, GRU {model.rnn_hidden}, heads "
+                f"{hidden.partition('x')[2] or 'linear'}"
             )
         )
         return (

@@ -547,6 +547,7 @@ def train(config: PPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None =
     """
     if type(config) is not PPOConfig:
         raise TypeError(
-            f"ppo.train takes a PPOConfig, got {type(config).__name__}; train a {type(config).__name__} with mappo.train"
+            f"ppo.train takes a PPOConfig, got {type(config).__name__}; train a {type(config).__name__} with "
+            "mappo.train"
         )
     return jax.jit(make_train(config, env, mesh))(key)

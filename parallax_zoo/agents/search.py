@@ -171,7 +171,8 @@ class SearchPlayer:
         return jnp.asarray(output.action, jnp.int32)
 
     def evaluate(self, states: MARLState) -> tuple[Float[Array, "games actions"], Float[Array, " games"]]:
-        """The network's prior logits (legal moves only) and value for the player to move; a finished game's value is 0."""
+        """The network's prior logits (legal moves only) and value for the player to move; a finished game's value is
+        0."""
         slots = read_slots(states)
         to_move = states.env_state.to_move[:, None]
         logits = self.policy.distribution(slots).logits  # pyright: ignore[reportAttributeAccessIssue]
@@ -221,7 +222,8 @@ class SearchPlayer:
         )
 
     def _recurrent(self, params: Any, key: PRNGKeyArray, action: Array, states: MARLState) -> tuple[Any, MARLState]:
-        """One ply for every game: the mover's reward, discount -1 (0 once over) and the next mover's prior and value."""
+        """One ply for every game: the mover's reward, discount -1 (0 once over) and the next mover's prior and
+        value."""
         mover = states.env_state.to_move[:, None]
         following = jax.vmap(self.game.step)(states, jnp.stack([action, action], axis=-1))
         reward = jnp.take_along_axis(following.agents.reward, mover, axis=1)[:, 0]
@@ -239,7 +241,8 @@ def searched_env_action(player: SearchPlayer, slots: Slots, key: PRNGKeyArray, g
 
 
 def search_library() -> Any:
-    """DeepMind's `mctx`, imported when a search first runs (the `train` extra); typed `Any`, as its chex dataclasses have no typed constructors."""
+    """DeepMind's `mctx`, imported when a search first runs (the `train` extra); typed `Any`, as its chex dataclasses
+    have no typed constructors."""
     import mctx
 
     return mctx

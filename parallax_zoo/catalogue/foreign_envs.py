@@ -1,4 +1,5 @@
-"""Builds adapted envs for the registry: a foreign env (gymnax, Brax, Playground, Pgx, Jumanji, XLand-MiniGrid, JaxMARL, Craftax) in its adapter.
+"""Builds adapted envs for the registry: a foreign env (gymnax, Brax, Playground, Pgx, Jumanji, XLand-MiniGrid, JaxMARL,
+Craftax) in its adapter.
 
 Each builder imports its foreign package and adapter only when called, so
 listing the registry needs none of them. The adapters set truncation
@@ -307,7 +308,8 @@ def build_jumanji(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
 
 
 def build_xminigrid(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps: int | None) -> Any:
-    """`XMiniGridAdapter(*xminigrid.make(foreign_id))`; `max_steps` and kwargs (`ruleset`, `view_size`, ...) replace params."""
+    """`XMiniGridAdapter(*xminigrid.make(foreign_id))`; `max_steps` and kwargs (`ruleset`, `view_size`, ...) replace
+    params."""
     xminigrid = import_optional("xminigrid", "xminigrid", env_id)
     env, params = xminigrid.make(foreign_id)
     check_kwargs(env_id, kwargs, [field.name for field in dataclasses.fields(params)])

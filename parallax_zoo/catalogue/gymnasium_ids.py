@@ -23,7 +23,8 @@ NAMESPACE = "parallax_zoo"
 
 
 def gymnasium_id(env_id: str) -> str:
-    """The Gymnasium id of a zoo id: `GridWorld-v0` -> `parallax_zoo/GridWorld-v0`, `brax/ant` -> `parallax_zoo/brax-ant`."""
+    """The Gymnasium id of a zoo id: `GridWorld-v0` -> `parallax_zoo/GridWorld-v0`, `brax/ant` ->
+    `parallax_zoo/brax-ant`."""
     return f"{NAMESPACE}/{env_id.replace('/', '-')}"
 
 
@@ -41,7 +42,8 @@ def make_gymnasium_env(env_id: str, render_mode: str | None = None, **kwargs: An
 
 
 def make_gymnasium_vector_env(env_id: str, num_envs: int, render_mode: str | None = None, **kwargs: Any) -> Any:
-    """Gymnasium's vector entry point for a zoo id: `to_gymnasium_vector(parallax_zoo.make(env_id, **kwargs), num_envs)`."""
+    """Gymnasium's vector entry point for a zoo id: `to_gymnasium_vector(parallax_zoo.make(env_id, **kwargs),
+    num_envs)`."""
     from parallax.interop import to_gymnasium_vector
 
     env = make(env_id, **kwargs) if kwargs else shared_env(env_id)

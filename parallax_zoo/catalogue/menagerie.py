@@ -76,7 +76,8 @@ def require_menagerie_assets(env_id: str, playground: Any, foreign_id: str) -> N
         f"git clone {MENAGERIE_URL} {root}{checkout}"
         if not root.exists()
         else (
-            f"copy them from a MuJoCo Menagerie checkout ({MENAGERIE_URL}{f' at {commit}' if commit else ''}) into {root}"
+            f"copy them from a MuJoCo Menagerie checkout ({MENAGERIE_URL}{f' at {commit}' if commit else ''}) into "
+            f"{root}"
         )
     )
     raise MissingAssetsError(

@@ -65,7 +65,10 @@ class EnvNotFoundError(RegistryError, KeyError):
     def message(self, listing: str) -> str:
         """The message, naming `listing` (a Python call, or a command for the command line) as the full list."""
         suggestion = f" Did you mean: {', '.join(map(repr, self.close))}?" if self.close else ""
-        return f"No environment registered as {self.env_id!r}.{suggestion} `{listing}` lists all {self.count} registered ids."
+        return (
+            f"No environment registered as {self.env_id!r}.{suggestion} `{listing}` lists all {self.count} "
+            "registered ids."
+        )
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -345,7 +348,8 @@ class Registry:
         return sorted(found, key=lambda name: (name != NATIVE_NAMESPACE, name))
 
     def table(self, namespace: str | None = None) -> str:
-        """A plain-text table of the registry, one section per namespace: id, kind, agents, max_steps, reference score, tags."""
+        """A plain-text table of the registry, one section per namespace: id, kind, agents, max_steps, reference score,
+        tags."""
         header = ("id", "kind", "agents", "max_steps", "reference", "tags")
         chosen = self.namespaces() if namespace is None else [namespace]
         sections: list[tuple[str, list[tuple[str, ...]]]] = []
@@ -507,8 +511,9 @@ def spec(env_id: str) -> EnvSpec:
 
 
 def make(env_id: str, /, *, max_steps: int | None = None, validate: bool = False, **overrides: Any) -> Any:
-    """Build a registered env: entry point or adapter, kwargs updated by `overrides` (checked first), `TimeLimit(max_steps)`
-    applied (the registered one unless given), `ValidateActions` with `validate=True`; the env carries its `spec`."""
+    """Build a registered env: entry point or adapter, kwargs updated by `overrides` (checked first),
+    `TimeLimit(max_steps)` applied (the registered one unless given), `ValidateActions` with `validate=True`; the env
+    carries its `spec`."""
     return default_registry().make(env_id, max_steps=max_steps, validate=validate, **overrides)
 
 
@@ -535,7 +540,8 @@ def _carrying_spec(env: Any, env_spec: EnvSpec) -> Any:
 
 
 def list_envs(tag: str | None = None, namespace: str | None = None) -> list[str]:
-    """Every registered id, sorted; only those carrying `tag`, and only those in `namespace` (`pgx`, `native`, ...), if given."""
+    """Every registered id, sorted; only those carrying `tag`, and only those in `namespace` (`pgx`, `native`, ...), if
+    given."""
     return default_registry().list_envs(tag, namespace)
 
 

@@ -64,7 +64,8 @@ class RenderFlagError(UserError, ValueError):
 
 
 def _check_render_flags(args: argparse.Namespace) -> None:
-    """Refuse, before anything is built, an fps, step count or scale below 1 and an --out that is not a GIF in an existing folder."""
+    """Refuse, before anything is built, an fps, step count or scale below 1 and an --out that is not a GIF in an
+    existing folder."""
     for flag, value in (("--fps", args.fps), ("--steps", args.steps), ("--scale", args.scale)):
         if value is not None and value < 1:
             raise RenderFlagError(f"{flag} must be a whole number >= 1, got {value}")
@@ -137,7 +138,8 @@ def _eval(args: argparse.Namespace) -> int:
 
     if args.out and Path(args.out).is_dir():
         raise UserError(
-            f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. {Path(args.out) / 'result.json'}"
+            f"--out {args.out} is a folder; give the path of the JSON file to write, e.g. "
+            f"{Path(args.out) / 'result.json'}"
         )
     if args.out:
         check_writable(args.out)
@@ -147,16 +149,16 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"{args.env_id}  {name}: {result.summary()}")
     if not result.finite:
         print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
-    for opponent, record in result.opponents.items():
+    for opponent, rates in result.opponents.items():
         seats = "  ".join(
-            f"side {side}: {record[f'win_side_{side}']:.0%}/{record[f'draw_side_{side}']:.0%}/"
-            f"{record[f'loss_side_{side}']:.0%}"
+            f"side {side}: {rates[f'win_side_{side}']:.0%}/{rates[f'draw_side_{side}']:.0%}/"
+            f"{rates[f'loss_side_{side}']:.0%}"
             for side in (0, 1)
-            if f"win_side_{side}" in record
+            if f"win_side_{side}" in rates
         )
         print(
-            f"  vs {opponent}: win {record['win']:.1%}  draw {record['draw']:.1%}  loss {record['loss']:.1%}"
-            f"  ({record.get('games', result.episodes):.0f} games; win/draw/loss {seats})"
+            f"  vs {opponent}: win {rates['win']:.1%}  draw {rates['draw']:.1%}  loss {rates['loss']:.1%}"
+            f"  ({rates.get('games', result.episodes):.0f} games; win/draw/loss {seats})"
         )
     if env_spec.reference_score is not None:
         print(f"  reference score of the baseline: {reference_score_cell(env_spec)}")

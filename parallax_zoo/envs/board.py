@@ -53,7 +53,8 @@ class BoardState:
 
 
 class Position(NamedTuple):
-    """What a game's `_init` and `_step` return: the position, the next mover's legal moves (no-op excluded), and whether the game ended."""
+    """What a game's `_init` and `_step` return: the position, the next mover's legal moves (no-op excluded), and
+    whether the game ended."""
 
     game: BoardState
     legal_moves: Bool[Array, " moves"]
@@ -169,7 +170,8 @@ class BoardGame(Generic[GameT]):
         return board_text(state, self.height, self.width)
 
     def __eq__(self, other: object) -> bool:
-        """Games of one kind and picture size are interchangeable (envs are immutable), so jitted code compiled for one serves the other."""
+        """Games of one kind and picture size are interchangeable (envs are immutable), so jitted code compiled for one
+        serves the other."""
         return type(other) is type(self) and other.cell_pixels == self.cell_pixels  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
@@ -186,7 +188,8 @@ def mark_of(player: Int[Array, ""]) -> Int8[Array, ""]:
 
 
 def line_cells(height: int, width: int, length: int) -> np.ndarray:
-    """Every `length`-in-a-row on a `height x width` board as flat cell indices, one line per row (built once, outside jit)."""
+    """Every `length`-in-a-row on a `height x width` board as flat cell indices, one line per row (built once, outside
+    jit)."""
     grid = np.arange(height * width).reshape(height, width)
     lines = []
     for row_step, col_step in ((0, 1), (1, 0), (1, 1), (1, -1)):
@@ -250,7 +253,8 @@ def placement_outcome(
 
 
 def placement_winner(legal: Bool[Array, ""], won: Bool[Array, ""], mover: Int[Array, ""]) -> Int[Array, ""]:
-    """The winner after `mover`'s move in a line-making game: `mover` after a line, the other player after an illegal move.
+    """The winner after `mover`'s move in a line-making game: `mover` after a line, the other player after an illegal
+    move.
 
     Otherwise `NO_WINNER`.
     """
@@ -270,7 +274,8 @@ def observation_space(height: int, width: int, turn_plane: bool) -> Space:
 
 
 def global_observation_space(cells: int) -> Space:
-    """The centralised critic's input: slot 0's signed board (+1 own, -1 opponent, 0 empty), then whose turn (0 or 1)."""
+    """The centralised critic's input: slot 0's signed board (+1 own, -1 opponent, 0 empty), then whose turn (0 or
+    1)."""
     return Box(-1, 1, (cells + 1,), jnp.int8)
 
 

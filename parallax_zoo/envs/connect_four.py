@@ -94,7 +94,8 @@ class ConnectFour(board.BoardGame[ConnectFourState]):
         return board.Position(next_game, open_columns, ended)
 
     def _position(self, cells: Int8[Array, " 42"], to_move: Int[Array, ""]) -> board.Position:
-        """Any position (pieces are taken to rest on each other, as drops leave them): a player holding four in a row has won (slot 0 first), a full board is a draw."""
+        """Any position (pieces are taken to rest on each other, as drops leave them): a player holding four in a row
+        has won (slot 0 first), a full board is a draw."""
         grid = cells.reshape(self.height, self.width)
         heights = jnp.sum(grid != 0, axis=0).astype(jnp.int8)
         row_bits = jnp.left_shift(1, jnp.arange(self.height - 1, -1, -1, dtype=jnp.int32))[:, None]

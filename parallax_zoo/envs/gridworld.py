@@ -18,7 +18,8 @@ from parallax.spaces import check_action, clip_action
 from parallax_zoo.envs import rendering
 
 MOVES = np.array([[0, 1], [0, -1], [1, 0], [-1, 0]], dtype=np.int32)
-"""Action `a` adds `MOVES[a]` to `(x, y)`: 0 up (+y), 1 down (-y), 2 right (+x), 3 left (-x), as in the protocol's example."""
+"""Action `a` adds `MOVES[a]` to `(x, y)`: 0 up (+y), 1 down (-y), 2 right (+x), 3 left (-x), as in the protocol's
+example."""
 
 
 @jax.tree_util.register_dataclass

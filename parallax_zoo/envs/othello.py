@@ -131,7 +131,8 @@ def _or(a: Bits, b: Bits) -> Bits:
 
 
 def _any_direction(bits: Bits) -> Bits:
-    """The union over the direction axis: one reduction of both words together, so XLA:CPU computes the runs once per env."""
+    """The union over the direction axis: one reduction of both words together, so XLA:CPU computes the runs once per
+    env."""
     zero = np.uint32(0)
     low, high = jax.lax.reduce(bits, (zero, zero), lambda a, b: (a[0] | b[0], a[1] | b[1]), (0,))
     return low, high
@@ -186,7 +187,8 @@ def mobility(view: Int8[Array, " 64"]) -> Int[Array, ""]:
 
 
 class Othello(board.BoardGame[BoardState]):
-    """Othello on 8x8 with passes; each player observes (signed board, my turn) int8 planes, since passes hide whose turn it is."""
+    """Othello on 8x8 with passes; each player observes (signed board, my turn) int8 planes, since passes hide whose
+    turn it is."""
 
     pass_move: int = CELLS
 
@@ -203,7 +205,8 @@ class Othello(board.BoardGame[BoardState]):
         return self._settle(self._start, jnp.int32(0), jnp.bool_(True))
 
     def _position(self, cells: Int8[Array, " 64"], to_move: Int[Array, ""]) -> board.Position:
-        """Any position: the masks follow the rules (a pass when `to_move` cannot place); where neither player can place it is over, scored by discs."""
+        """Any position: the masks follow the rules (a pass when `to_move` cannot place); where neither player can place
+        it is over, scored by discs."""
         return self._settle(cells, to_move, jnp.bool_(True))
 
     def _step(self, game: BoardState, move: Int[Array, ""]) -> board.Position:

@@ -1,4 +1,5 @@
-"""The Elo scale's fixed anchors: the opponent ladder's ratings, from one anchoring fit shipped in `ladder_anchors.json`.
+"""The Elo scale's fixed anchors: the opponent ladder's ratings, from one anchoring fit shipped in
+`ladder_anchors.json`.
 
 For every zero-sum game with scripted opponents (registry.yaml `opponents`:
 the board games' ladder, TeamRace's naive team), those opponents and the

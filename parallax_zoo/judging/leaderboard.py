@@ -393,8 +393,8 @@ def leaderboard(
                 )
             if name in env_spec.opponents:
                 raise LeaderboardInputError(
-                    f"the entrant {name!r} on {env_id} has the name of a scripted opponent of its protocol (registry.yaml "
-                    "`opponents`); the board was not made. Rename the entrant"
+                    f"the entrant {name!r} on {env_id} has the name of a scripted opponent of its protocol "
+                    "(registry.yaml `opponents`); the board was not made. Rename the entrant"
                 )
             by_env.setdefault(env_id, {})[name] = evaluate(
                 env_spec, env, policy, name=name, provenance=(provenance or {}).get(env_id, {}).get(name)

@@ -1,4 +1,5 @@
-"""Elo ratings of zero-sum games: the games behind them, and a Bradley-Terry fit with fixed anchors and confidence intervals.
+"""Elo ratings of zero-sum games: the games behind them, and a Bradley-Terry fit with fixed anchors and confidence
+intervals.
 
 A rating is `400 * log10(strength)` shifted so the anchors hold their fixed
 ratings: the uniformly random player 1000 and, in games with an opponent

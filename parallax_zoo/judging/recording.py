@@ -80,7 +80,8 @@ class Recording:
                 lines.append(f"step {self.length}, over: {_per_agent('return', returns)}")
             else:
                 lines.append(
-                    f"step {step}  {_per_agent('reward', reward)}  ({_per_agent('total', self.rewards[: step + 1].sum(axis=0))})"
+                    f"step {step}  {_per_agent('reward', reward)}  "
+                    f"({_per_agent('total', self.rewards[: step + 1].sum(axis=0))})"
                 )
         return lines
 

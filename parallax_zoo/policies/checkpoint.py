@@ -152,7 +152,8 @@ def initial_policy(config: PPOConfig, env: AnyEnv) -> Policy:
 
 
 def policy_shapes(config: PPOConfig, env: AnyEnv) -> Policy:
-    """The template checkpoints load into: `initial_policy`'s shapes and dtypes, computed abstractly (no memory used)."""
+    """The template checkpoints load into: `initial_policy`'s shapes and dtypes, computed abstractly (no memory
+    used)."""
     return jax.eval_shape(lambda: initial_policy(config, env))
 
 
@@ -223,7 +224,8 @@ def search_to_dict(settings: SearchSettings) -> dict[str, Any]:
 
 
 def search_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> SearchSettings | None:
-    """The `search` mapping of a parsed config.yaml as `SearchSettings`, or None where the policy plays without search."""
+    """The `search` mapping of a parsed config.yaml as `SearchSettings`, or None where the policy plays without
+    search."""
     values = data.get("search")
     if values is None:
         return None
@@ -233,7 +235,8 @@ def search_from_dict(data: dict[str, Any], source: str = CONFIG_FILE) -> SearchS
 
 
 def save_config(config: PPOConfig, path: str | os.PathLike[str], search: SearchSettings | None = None) -> None:
-    """Write `config.yaml`: the algorithm, every hyperparameter, the play-time search settings if any, the package versions."""
+    """Write `config.yaml`: the algorithm, every hyperparameter, the play-time search settings if any, the package
+    versions."""
     searched = {} if search is None else {"search": search_to_dict(search)}
     text = yaml.safe_dump({**config_to_dict(config), **searched, "versions": package_versions()}, sort_keys=False)
     write_text_atomic(path, text)
@@ -267,7 +270,8 @@ def parse_config(data: bytes, source: str = CONFIG_FILE) -> dict[str, Any]:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error)
         raise CheckpointError(
-            f"{source} is not valid YAML{where}: {problem}; fix it (a config is the mapping `parallax-zoo train` writes)"
+            f"{source} is not valid YAML{where}: {problem}; fix it (a config is the mapping `parallax-zoo train` "
+            "writes)"
         ) from error
     if not isinstance(parsed, dict):
         raise CheckpointError(f"{source}: expected a YAML mapping with 'algorithm' and 'hyperparameters'")
@@ -277,7 +281,8 @@ def parse_config(data: bytes, source: str = CONFIG_FILE) -> dict[str, Any]:
 def save(
     directory: str | os.PathLike[str], policy: Policy, config: PPOConfig, search: SearchSettings | None = None
 ) -> None:
-    """Write `config.yaml` (with `search`, the settings of a policy that searches at play time) and `model.safetensors` into `directory`."""
+    """Write `config.yaml` (with `search`, the settings of a policy that searches at play time) and `model.safetensors`
+    into `directory`."""
     directory = Path(directory)
     save_config(config, directory / CONFIG_FILE, search)
     save_policy(policy, directory / MODEL_FILE)

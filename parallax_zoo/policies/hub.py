@@ -103,7 +103,8 @@ def hub_cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class VerifiedFiles:
-    """Files whose hashes were checked, with the very bytes that were hashed: parse `contents`, never re-read the folder."""
+    """Files whose hashes were checked, with the very bytes that were hashed: parse `contents`, never re-read the
+    folder."""
 
     folder: Path
     contents: Mapping[str, bytes]
@@ -146,7 +147,8 @@ def fetch_baseline_files(
             f"HF_HUB_OFFLINE is set and the baseline {pin.repo_id}@{pin.revision} is neither in the local mirror "
             f"{mirror_dir if mirror_dir is not None else '(none given)'} nor in the Hub cache {cache}. "
             f"Unset HF_HUB_OFFLINE and run `parallax-zoo download ID` once while online, or put the pinned files "
-            f"({', '.join(pin.files)}) in the mirror folder (the repo's baselines/<EnvId>/ or ${MIRROR_ENV_VAR}/<EnvId>/, '/' in the id written as '-')."
+            f"({', '.join(pin.files)}) in the mirror folder (the repo's baselines/<EnvId>/ or "
+            f"${MIRROR_ENV_VAR}/<EnvId>/, '/' in the id written as '-')."
         )
     return _download(pin, cache, token)
 
@@ -160,7 +162,8 @@ def _read(path: Path) -> bytes | None:
 
 
 def _verified_mirror(pin: BaselinePin, mirror_dir: Path | None) -> VerifiedFiles | None:
-    """The mirror's files if it holds every pinned file with the pinned hash; None if it lacks some; raise on a mismatch."""
+    """The mirror's files if it holds every pinned file with the pinned hash; None if it lacks some; raise on a
+    mismatch."""
     if mirror_dir is None:
         return None
     contents: dict[str, bytes] = {}
@@ -177,7 +180,8 @@ def _verified_mirror(pin: BaselinePin, mirror_dir: Path | None) -> VerifiedFiles
                 f"{mirror_dir.joinpath(*filename.split('/'))} in the local mirror has sha256 {found}, but the pin of "
                 f"{pin.repo_id}@{pin.revision} expects {pin.files[filename]}; the file was refused and left untouched. "
                 "Restore it (e.g. `git checkout` it or delete it and run `parallax-zoo download ID`), or, if you "
-                "retrained on purpose, push the new baseline with `parallax-zoo push ID` and update the pin in registry.yaml.",
+                "retrained on purpose, push the new baseline with `parallax-zoo push ID` and update the pin in "
+                "registry.yaml.",
                 filename=filename,
                 expected=pin.files[filename],
                 found=found,
@@ -313,7 +317,8 @@ def _download_file(
             raise BaselineUnavailableError(
                 f"could not download {where}: {cause}{tries}. Check the connection, HF_ENDPOINT and the repo id; "
                 f"or work without the network: HF_HUB_OFFLINE=1 uses the files already in the Hub cache, and a local "
-                f"mirror (the repo's baselines/<EnvId>/ or ${MIRROR_ENV_VAR}/<EnvId>/) holding the pinned files needs no Hub"
+                f"mirror (the repo's baselines/<EnvId>/ or ${MIRROR_ENV_VAR}/<EnvId>/) holding the pinned files needs "
+                "no Hub"
             ) from error
     data = _read(path)
     if data is None:
@@ -381,7 +386,8 @@ def git_blob_id(data: bytes) -> str:
 def _reported_hashes(
     repo_id: str, commit: str, filenames: tuple[str, ...], token: str | None
 ) -> dict[str, tuple[str, str]]:
-    """Per file, ("sha256", hex) for an LFS file or ("git blob id", hex) for another, as the Hub reports them at `commit`."""
+    """Per file, ("sha256", hex) for an LFS file or ("git blob id", hex) for another, as the Hub reports them at
+    `commit`."""
     import httpx2
     from huggingface_hub import HfApi
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
@@ -412,8 +418,8 @@ def _reported_hashes(
                 else describe(error)
             )
             raise BaselineUnavailableError(
-                f"could not read the file list of {repo_id}@{commit} from the Hub at {endpoint} (HF_ENDPOINT): {cause}. "
-                "Check the connection and HF_ENDPOINT"
+                f"could not read the file list of {repo_id}@{commit} from the Hub at {endpoint} (HF_ENDPOINT): "
+                f"{cause}. Check the connection and HF_ENDPOINT"
             ) from error
     siblings = {sibling.rfilename: sibling for sibling in info.siblings or []}
     reported: dict[str, tuple[str, str]] = {}
@@ -421,7 +427,8 @@ def _reported_hashes(
         sibling = siblings.get(filename)
         if sibling is None:
             raise HubError(
-                f"the Hub repo {repo_id} has no {filename} at commit {commit} (it has {sorted(siblings) or 'no files'}); "
+                f"the Hub repo {repo_id} has no {filename} at commit {commit} (it has "
+                f"{sorted(siblings) or 'no files'}); "
                 "a policy repo holds config.yaml and model.safetensors, as `parallax-zoo train` writes them"
             )
         if sibling.lfs is not None:
@@ -455,7 +462,8 @@ def _remove_cached_file(pointer: Path, filename: str) -> None:
 
 
 def push_baseline(folder: Path, repo_id: str, *, token: str | None = None, private: bool = False) -> BaselinePin:
-    """Create or update the Hub model repo from a baseline folder; return the pin (real commit, real hashes) to record."""
+    """Create or update the Hub model repo from a baseline folder; return the pin (real commit, real hashes) to
+    record."""
     import httpx2
     from huggingface_hub import CommitOperationAdd, HfApi
 
@@ -481,7 +489,8 @@ def push_baseline(folder: Path, repo_id: str, *, token: str | None = None, priva
 
 
 def _baseline_files(folder: Path) -> dict[str, Path]:
-    """Every file of a baseline folder to upload, by repo path; refuses pickle weights and a folder without safetensors."""
+    """Every file of a baseline folder to upload, by repo path; refuses pickle weights and a folder without
+    safetensors."""
     if not folder.is_dir():
         raise HubError(f"baseline folder {folder} does not exist; train it first with `parallax-zoo train ID`")
     files = {

@@ -42,7 +42,8 @@ DEFAULT_FILE_DEADLINE_S = 120.0
 """Seconds one file's download may take in all (every request and retry), unless `FILE_DEADLINE_ENV` says otherwise."""
 FILE_DEADLINE_ENV = "PARALLAX_ZOO_HUB_FILE_DEADLINE"
 DEFAULT_MAX_FILE_MB = 64.0
-"""The largest file a download accepts, in MiB (a policy's files are well under 1 MiB), unless `MAX_FILE_MB_ENV` says."""
+"""The largest file a download accepts, in MiB (a policy's files are well under 1 MiB), unless `MAX_FILE_MB_ENV`
+says."""
 MAX_FILE_MB_ENV = "PARALLAX_ZOO_HUB_MAX_FILE_MB"
 SIZE_HEADERS = ("X-Linked-Size", "Content-Length")
 """Where the Hub announces a file's size: the LFS object's size, and the size of the answer itself."""
@@ -159,8 +160,8 @@ class _Attempts:
             raise HubFileLimit(
                 f"{how}, over the cap of {self.limits.max_bytes:,} bytes per file "
                 f"({MAX_FILE_MB_ENV}={self.limits.max_bytes / 2**20:g} MiB); "
-                f"{'nothing was read' if announced else 'the rest was not read'}. A policy's files are small: check the "
-                f"repo, or raise {MAX_FILE_MB_ENV} if the file is meant to be this large"
+                f"{'nothing was read' if announced else 'the rest was not read'}. A policy's files are small: check "
+                f"the repo, or raise {MAX_FILE_MB_ENV} if the file is meant to be this large"
             )
 
 
@@ -192,7 +193,8 @@ RETRY_LOGGERS = ("huggingface_hub.utils._http", "huggingface_hub.file_download")
 
 
 class _NoRetryChatter(logging.Filter):
-    """Drops huggingface_hub's per-retry warnings (the error that ends the operation names the cause and the attempts)."""
+    """Drops huggingface_hub's per-retry warnings (the error that ends the operation names the cause and the
+    attempts)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return record.levelno > logging.WARNING

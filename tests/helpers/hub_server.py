@@ -320,7 +320,8 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
         self.connection.shutdown(socket.SHUT_RDWR)
 
     def _drip(self, body: bytes, headers: Mapping[str, str], interval_s: float) -> None:
-        """Announce the whole file and send it one byte every `interval_s`, as a slow link does (the client may hang up)."""
+        """Announce the whole file and send it one byte every `interval_s`, as a slow link does (the client may hang
+        up)."""
         self.hub.log.append(LoggedRequest(self.command, self.path, 200))
         self.send_response(200)
         for name, value in headers.items():
@@ -336,7 +337,8 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _drip_whole(self, body: bytes, headers: Mapping[str, str], interval_s: float) -> None:
-        """Send the whole answer, status line and headers first, one byte every `interval_s` (the client may hang up)."""
+        """Send the whole answer, status line and headers first, one byte every `interval_s` (the client may hang
+        up)."""
         self.hub.log.append(LoggedRequest(self.command, self.path, 200))
         head = "".join(f"{name}: {value}\r\n" for name, value in {**headers, "Content-Length": str(len(body))}.items())
         raw = f"HTTP/1.1 200 OK\r\n{head}\r\n".encode() + (body if self.command == "GET" else b"")

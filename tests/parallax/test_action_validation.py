@@ -212,7 +212,8 @@ def test_bool_action_to_a_discrete_env_is_refused_naming_both_dtypes() -> None:
 
 
 class PushedGridWorld(SeedGridWorld):
-    """The protocol's grid walked by a continuous push, kept on the grid by clipping the position: a NaN push poisons it."""
+    """The protocol's grid walked by a continuous push, kept on the grid by clipping the position: a NaN push poisons
+    it."""
 
     action_space = Box(-1.0, 1.0, (2,))
 

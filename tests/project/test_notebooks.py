@@ -15,8 +15,8 @@ from jupyter_client.kernelspec import KernelSpecManager
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 sys.path.insert(0, str(NOTEBOOKS))
-from refresh import execute  # noqa: E402
-from refresh import kernel_specs as refresh_kernel_specs
+from refresh import execute  # noqa: E402 (refresh.py lives in notebooks/, put on sys.path above)
+from refresh import kernel_specs as refresh_kernel_specs  # noqa: E402 (as above)
 
 EXPECTED = ["01_quickstart.ipynb", "02_training.ipynb", "03_custom_env.ipynb", "04_leaderboard.ipynb"]
 BUDGET_S = 120.0

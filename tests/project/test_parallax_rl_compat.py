@@ -176,7 +176,8 @@ def test_infinite_box_bounds_sample_finite_values_and_spaces_are_hashable() -> N
 
 
 def test_state_fields_are_keyword_only() -> None:
-    """So that subclasses may add fields without defaults after `Agents.action_mask` and `MARLState.global_observation`."""
+    """So that subclasses may add fields without defaults after `Agents.action_mask` and
+    `MARLState.global_observation`."""
     fields = dict(env_state=0, observation=jnp.zeros(2), reward=jnp.float32(0), termination=jnp.bool_(False),
                   truncation=jnp.bool_(False), info={}, step_count=jnp.int32(0), key=jax.random.key(0))  # fmt: skip
     assert parallax.State(**fields).reward == 0

@@ -59,7 +59,8 @@ def test_pyright_sees_a_missing_field_through_a_wrapper_stack(tmp_path):
 
 
 def test_make_typecheck_checks_against_the_venv_without_it_on_path():
-    """`make typecheck` from a fresh shell, where the venv's python is not the one on PATH, sees the installed packages."""
+    """`make typecheck` from a fresh shell, where the venv's python is not the one on PATH, sees the installed
+    packages."""
     venv = Path(sys.executable).parent.parent
     path = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if not entry.startswith(str(venv))]
     result = subprocess.run(

@@ -1,4 +1,5 @@
-"""Checked by pyright, not run: every adapter is a `parallax.Env[State]` (or `MARLEnv[MARLState]`) and keeps that type through wrappers."""
+"""Checked by pyright, not run: every adapter is a `parallax.Env[State]` (or `MARLEnv[MARLState]`) and keeps that type
+through wrappers."""
 
 from jaxtyping import Array, PRNGKeyArray
 

@@ -24,7 +24,8 @@ from parallax.adapters.jumanji import JumanjiAdapter  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
 
 DEFAULT_IDS = ("jumanji/TSP-v1",)
-"""check_env in the default suite on one routing env; every other id, one family after another, runs under --run-slow."""
+"""check_env in the default suite on one routing env; every other id, one family after another, runs under
+--run-slow."""
 
 
 @pytest.mark.parametrize(

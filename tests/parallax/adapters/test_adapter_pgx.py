@@ -1,9 +1,9 @@
 """The Pgx adapters against the real Pgx: the board convention, legal masks, rewards and observations game by game.
 
 Every registered `pgx/` id passes `check_env`; a board game and a
-single-player game run in the default suite, the rest with `--run-slow`. The boundary truths replay random legal games in lockstep
-with Pgx's own `step`: the adapter hands Pgx the step key it derives from
-its state key (`next_and_step_key`), so the raw game gets the same dice and deals.
+single-player game run in the default suite, the rest with `--run-slow`. The boundary truths replay random legal games
+in lockstep with Pgx's own `step`: the adapter hands Pgx the step key it derives from its state key
+(`next_and_step_key`), so the raw game gets the same dice and deals.
 """
 
 import jax

@@ -61,7 +61,8 @@ def test_importing_the_zoo_and_listing_its_ids_loads_no_foreign_package():
     result = python(
         "import sys, parallax_zoo\n"
         "ids = parallax_zoo.list_envs()\n"
-        "print(len(parallax_zoo.list_envs(namespace='pgx')), parallax_zoo.registry_table('xminigrid').count('xminigrid/'))\n"
+        "print(len(parallax_zoo.list_envs(namespace='pgx')), "
+        "parallax_zoo.registry_table('xminigrid').count('xminigrid/'))\n"
         f"print(sorted(name for name in {FOREIGN!r} if name in sys.modules))"
     )
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,5 @@
-"""`to_gymnasium`, `to_gymnasium_vector` and the `parallax_zoo/...` ids in Gymnasium's registry, judged by Gymnasium's own checker."""
+"""`to_gymnasium`, `to_gymnasium_vector` and the `parallax_zoo/...` ids in Gymnasium's registry, judged by Gymnasium's
+own checker."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ ENV_PROPERTY_WARNINGS = (
     "observation space maximum value is infinity",
     "we recommend using a symmetric and normalized space",
 )
-"""Gymnasium's advice about an env's own declared bounds (physics observations, Pendulum's torque), not about the export."""
+"""Gymnasium's advice about an env's own declared bounds (physics observations, Pendulum's torque), not about the
+export."""
 
 
 def _ids(ids: list[str]) -> list:
@@ -211,7 +213,8 @@ def test_a_space_without_a_gymnasium_counterpart_is_refused() -> None:
 
 
 def test_vector_env_next_step_autoreset_true_terminal_observations_seeds_masks_and_render() -> None:
-    """GridWorld of size 2: the goal is always (1, 1), so an episode ends often and its terminal position is the goal."""
+    """GridWorld of size 2: the goal is always (1, 1), so an episode ends often and its terminal position is the
+    goal."""
     num_envs = 16
     parallax_env = parallax_zoo.make("GridWorld-Masked-v0", size=2)
     vector = to_gymnasium_vector(parallax_env, num_envs, render_mode="rgb_array")

@@ -195,7 +195,8 @@ def test_an_unknown_agent_or_an_action_outside_its_space_is_refused_naming_it() 
     ):
         with pytest.raises(
             gymnasium.error.InvalidAction,
-            match=rf"PettingZooParallelEnv.step, {agent}: action {re.escape(shown)} is not in the action space Discrete\(2\)",
+            match=rf"PettingZooParallelEnv.step, {agent}: action {re.escape(shown)} is not in the action space "
+            r"Discrete\(2\)",
         ):
             env.step({**legal, agent: action})
     assert int(env.parallax_state.step_count) == 0, "a refused action does not step the env"

@@ -221,7 +221,7 @@ def observations(game_name: str, views: list[list[int]]) -> jax.Array:
 
 def test_the_reference_win_check_agrees_with_the_board_reference() -> None:
     for view in c4_positions(100, seed=5):
-        for col, child, outcome in c4_children(view):
+        for col, _child, outcome in c4_children(view):
             after = connect_four_drop(view, col, 1)
             assert after is not None and (outcome == 1) == has_line(after, 6, 7, 1, 4)
 

@@ -1,4 +1,5 @@
-"""The opponent ladder (parallax_zoo.agents.ladder): hand-worked positions, plain-Python references, exhaustive TicTacToe, legal play."""
+"""The opponent ladder (parallax_zoo.agents.ladder): hand-worked positions, plain-Python references, exhaustive
+TicTacToe, legal play."""
 
 from __future__ import annotations
 
@@ -276,7 +277,8 @@ def test_tactical_matches_the_plain_python_reference_on_random_positions() -> No
 
 @pytest.mark.parametrize("name", ["depth2", pytest.param("depth4", marks=pytest.mark.slow)])
 def test_depth_players_take_wins_and_avoid_immediate_losses_on_random_positions(name: str) -> None:
-    """Against the plain-Python reference: a win when one exists; never a drop that hands the opponent a win when another exists."""
+    """Against the plain-Python reference: a win when one exists; never a drop that hands the opponent a win when
+    another exists."""
     views = random_connect_four_views(120, seed=2)
     picked = c4_choices(ladder.LADDER["ConnectFour"][name], views)
     for move, view in zip(picked.tolist(), views, strict=True):
@@ -515,7 +517,8 @@ def test_registry_opponents_are_the_ladder_players_and_play_legal_moves_through_
 
 @pytest.mark.slow
 def test_a_registry_ladder_player_seats_as_a_training_opponent() -> None:
-    """MAPPO's opponent envs (`collect_against`) seat `perfect` as registry.yaml names it: the learner never wins there."""
+    """MAPPO's opponent envs (`collect_against`) seat `perfect` as registry.yaml names it: the learner never wins
+    there."""
     from parallax_zoo.agents.networks import ActorCritic
     from parallax_zoo.agents.player_factories import opponent_player
     from parallax_zoo.agents.players import RandomPlayer

@@ -42,7 +42,8 @@ BLOCK = c4_cells({(5, 0): -1, (5, 1): -1, (5, 2): -1, (5, 5): 1, (5, 6): 1, (4, 
 
 
 def test_the_win_check_takes_a_win_and_blocks_a_loss_with_a_blank_network_and_the_waiting_slot_gets_the_no_op() -> None:
-    """Played as a `Player` on a batch of both positions: the searched move for the mover, the no-op (7) for the waiting slot."""
+    """Played as a `Player` on a batch of both positions: the searched move for the mover, the no-op (7) for the waiting
+    slot."""
     from parallax_zoo.agents.slots import read_slots
 
     player = SearchPlayer(blank_policy(), ENV.unwrapped, SearchSettings(simulations=16, win_check=True))
@@ -135,7 +136,8 @@ def test_a_fine_tune_stage_trains_from_the_given_weights_against_a_rotation_and_
 
 @pytest.mark.parametrize("env_id", ["TicTacToe-v0", "ConnectFour-v0"])
 def test_position_rebuilds_every_state_a_game_reaches_from_its_cells_and_mover(env_id: str) -> None:
-    """What search roots on: the state rebuilt from the global observation equals the one play reached, bit sets included."""
+    """What search roots on: the state rebuilt from the global observation equals the one play reached, bit sets
+    included."""
     game = parallax_zoo.make(env_id).unwrapped
     step = jax.jit(game.step)
     position = jax.jit(lambda cells, to_move: game.position(cells, to_move, key=KEY))

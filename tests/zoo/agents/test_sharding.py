@@ -57,7 +57,9 @@ SCRIPT = textwrap.dedent(
     assert np.array_equal(single["episodes"], sharded["episodes"]), (single["episodes"], sharded["episodes"])
     for name in single:
         np.testing.assert_allclose(sharded[name], single[name], rtol=1e-5, atol=1e-6, err_msg=name)
-    for ours, theirs in zip(jax.tree_util.tree_leaves(sharded_policy.params), jax.tree_util.tree_leaves(single_policy.params)):
+    for ours, theirs in zip(
+        jax.tree_util.tree_leaves(sharded_policy.params), jax.tree_util.tree_leaves(single_policy.params)
+    ):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
         assert ours.sharding.spec == PartitionSpec() and len(ours.sharding.device_set) == 4, ours.sharding
     print("training ok")

@@ -20,7 +20,8 @@ def test_every_row_comes_exactly_once_and_keys_give_different_orders(n):
 def test_the_order_is_uniform_over_positions_and_forgets_the_input_order():
     n, draws = 2048, 512  # two rounds of packed sorts
     orders = np.asarray(jax.jit(jax.vmap(lambda key: permutation(key, n)))(jax.random.split(jax.random.key(1), draws)))
-    # Where row i lands: uniform over 0..n-1 for every i, so its mean over draws is (n-1)/2 within a few standard errors.
+    # Where row i lands: uniform over 0..n-1 for every i, so its mean over draws is (n-1)/2 within a few standard
+    # errors.
     landing = np.argsort(orders, axis=1)
     standard_error = n / np.sqrt(12 * draws)
     assert np.max(np.abs(landing.mean(axis=0) - (n - 1) / 2)) < 5 * standard_error

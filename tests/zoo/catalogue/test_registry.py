@@ -27,7 +27,8 @@ from parallax_zoo.catalogue.registry import (
 
 NATIVE_IDS = ["GridWorld-v0", "GridWorld-Masked-v0", "Race-v0", "TeamRace-v0", "RespawnRace-v0"]
 SUITES_WITH_OWN_TESTS = {"gymnax", "brax", "mjx", "jaxmarl", "craftax", "pgx", "jumanji", "xminigrid"}
-"""Suites whose ids `tests/parallax/adapters/test_adapter_<suite>.py` checks, cheap ones by default and the rest with --run-slow."""
+"""Suites whose ids `tests/parallax/adapters/test_adapter_<suite>.py` checks, cheap ones by default and the rest with
+--run-slow."""
 
 
 def _registered_id_params() -> list:

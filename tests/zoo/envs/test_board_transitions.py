@@ -72,7 +72,8 @@ def connect_four_moves(cells: list[int], mark: int) -> tuple[list[bool], Any]:
 
 
 def othello_moves(cells: list[int], mark: int) -> tuple[list[bool], Any]:
-    """The mover's placements plus the pass (legal only without a placement), and how to play one (over: nobody can place)."""
+    """The mover's placements plus the pass (legal only without a placement), and how to play one (over: nobody can
+    place)."""
     placements = othello_legal(cells, mark)
 
     def play(move: int) -> tuple[list[int], bool, bool]:
@@ -93,7 +94,8 @@ GAMES = {
 def expected_after(
     env: Any, moves_of: Any, cells: list[int], to_move: int, winner: int, finished: bool, action: list[int]
 ) -> dict[str, Any]:
-    """The reference's next position, masks, rewards and termination after one joint action, and whether it was illegal."""
+    """The reference's next position, masks, rewards and termination after one joint action, and whether it was
+    illegal."""
     reward, illegal = [0.0, 0.0], False
     if finished:  # absorbing: nothing moves, nothing is paid
         ended = True

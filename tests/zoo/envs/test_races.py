@@ -19,17 +19,19 @@ from parallax_zoo.envs.respawn_race import RespawnRace
 from parallax_zoo.envs.team_race import RUN, TRIP, WAIT, TeamAgents, TeamRace, blocking_action, naive_action
 
 
-def _rollout(env, policy, num_steps: int, key: jax.Array = jax.random.key(0)) -> list[MARLState]:
-    """States 0 .. num_steps under `policy(state, t)`, stepped eagerly so tests can inspect each one."""
+def _rollout(env, policy, num_steps: int, key: jax.Array | None = None) -> list[MARLState]:
+    """States 0 .. num_steps under `policy(state, t)` (from `key`, by default key 0), stepped eagerly so tests can
+    inspect each one."""
     step = jax.jit(env.step)
-    states = [env.reset(key=key)]
+    states = [env.reset(key=jax.random.key(0) if key is None else key)]
     for t in range(num_steps):
         states.append(step(states[-1], policy(states[-1], t)))
     return states
 
 
 def _assert_reward_pairs_with_previous_active(states: list[MARLState]) -> None:
-    """Protocol rules 2, 3 and 5: rewards only in slots active in the previous state, zero observations when inactive."""
+    """Protocol rules 2, 3 and 5: rewards only in slots active in the previous state, zero observations when
+    inactive."""
     for before, after in zip(states, states[1:]):
         assert not np.any(np.asarray(after.agents.reward)[~np.asarray(before.agents.active)])
         assert not np.any(np.asarray(after.agents.observation)[~np.asarray(after.agents.active)])

@@ -1,4 +1,5 @@
-"""Elo on the anchored scale (parallax_zoo.judging.ratings, .anchors): fixed anchors, confidence intervals, the shipped anchoring fit."""
+"""Elo on the anchored scale (parallax_zoo.judging.ratings, .anchors): fixed anchors, confidence intervals, the shipped
+anchoring fit."""
 
 from __future__ import annotations
 

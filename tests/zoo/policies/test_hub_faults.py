@@ -218,7 +218,8 @@ def test_a_download_dropped_mid_file_fails_and_leaves_nothing(server: HubServer,
 def run_eval_cli(
     policy: str, extra_env: dict[str, str], timeout_s: float
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """`parallax-zoo eval GridWorld-v0 --policy POLICY` as a user runs it, in a real process; its outcome and wall time."""
+    """`parallax-zoo eval GridWorld-v0 --policy POLICY` as a user runs it, in a real process; its outcome and wall
+    time."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_DISABLE_XET": "1", **extra_env}
     started = time.monotonic()
     process = subprocess.run(
