@@ -123,8 +123,8 @@ def load_purejaxrl(checkout: Path) -> types.ModuleType:
     return ppo
 
 
-def purejaxrl_config(config: PPOConfig) -> dict[str, Any]:
-    """PureJaxRL's config dict with the same settings as `config`."""
+def purejaxrl_config(config: PPOConfig, env_name: str = PUREJAXRL_ENV) -> dict[str, Any]:
+    """PureJaxRL's config dict with the same settings as `config`, for its env `env_name`."""
     return {
         "LR": config.learning_rate,
         "NUM_ENVS": config.num_envs,
@@ -139,7 +139,7 @@ def purejaxrl_config(config: PPOConfig) -> dict[str, Any]:
         "VF_COEF": config.vf_coef,
         "MAX_GRAD_NORM": config.max_grad_norm,
         "ACTIVATION": config.activation,
-        "ENV_NAME": PUREJAXRL_ENV,
+        "ENV_NAME": env_name,
         "ANNEAL_LR": config.anneal_lr,
         "DEBUG": False,
     }
@@ -156,12 +156,17 @@ def theirs(ppo: types.ModuleType, config: PPOConfig, seeds: int) -> Callable[[ja
     return run if seeds == 1 else jax.vmap(run)
 
 
-def check_settings(config: PPOConfig) -> None:
-    """The settings PureJaxRL's script has no switch for must be at its values."""
-    fixed = {"hidden_sizes": (64, 64), "clip_value": True, "vf_clip": config.clip_eps, "normalize_advantages": True}
+def check_settings(config: PPOConfig, script: str = "ppo.py", **fixed: Any) -> None:
+    """The settings PureJaxRL's `script` has no switch for must be at its values: `fixed` (default: `ppo.py`'s
+    network) and the loss options every PureJaxRL PPO script hard-codes."""
+    fixed = (fixed or {"hidden_sizes": (64, 64)}) | {
+        "clip_value": True,
+        "vf_clip": config.clip_eps,
+        "normalize_advantages": True,
+    }
     wrong = [f"{name}={getattr(config, name)!r}" for name, value in fixed.items() if getattr(config, name) != value]
     if wrong or config.normalize_obs or config.vtrace:
-        sys.exit(f"--purejaxrl: PureJaxRL's ppo.py cannot match {', '.join(wrong) or 'these settings'}.")
+        sys.exit(f"--purejaxrl: PureJaxRL's {script} cannot match {', '.join(wrong) or 'these settings'}.")
 
 
 def run_keys(seeds: int) -> Callable[[int], jax.Array]:

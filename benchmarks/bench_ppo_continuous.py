@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
-from bench_ppo import FiveValueStep, report, run_keys
+from bench_ppo import FiveValueStep, purejaxrl_config, report, run_keys
 from peers import import_script, require
 from timing import compare_compiled
 
@@ -113,27 +113,7 @@ def logged(env_state: Any) -> Any:
 
 def theirs(module: types.ModuleType, config: PPOConfig, name: str) -> Callable[[jax.Array], Any]:
     """PureJaxRL's training as a function of a raw key: trained params and final return."""
-    train = module.make_train(
-        {
-            "LR": config.learning_rate,
-            "NUM_ENVS": config.num_envs,
-            "NUM_STEPS": config.num_steps,
-            "TOTAL_TIMESTEPS": config.total_timesteps,
-            "UPDATE_EPOCHS": config.update_epochs,
-            "NUM_MINIBATCHES": config.num_minibatches,
-            "GAMMA": config.gamma,
-            "GAE_LAMBDA": config.gae_lambda,
-            "CLIP_EPS": config.clip_eps,
-            "ENT_COEF": config.ent_coef,
-            "VF_COEF": config.vf_coef,
-            "MAX_GRAD_NORM": config.max_grad_norm,
-            "ACTIVATION": config.activation,
-            "ENV_NAME": name,
-            "ANNEAL_LR": config.anneal_lr,
-            "NORMALIZE_ENV": config.normalize_obs,
-            "DEBUG": False,
-        }
-    )
+    train = module.make_train(purejaxrl_config(config, name) | {"NORMALIZE_ENV": config.normalize_obs})
 
     def run(raw_key: jax.Array) -> Any:
         train_state, env_state, *_ = train(raw_key)["runner_state"]

@@ -34,7 +34,7 @@ from typing import Any
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
-from bench_ppo import ENV_ID, FiveValueStep, cartpole, purejaxrl_config, report, run_keys
+from bench_ppo import ENV_ID, FiveValueStep, cartpole, check_settings, purejaxrl_config, report, run_keys
 from peers import import_script, require
 from timing import compare_compiled
 
@@ -111,21 +111,6 @@ def theirs(ppo_rnn: types.ModuleType, config: PPOConfig, seeds: int) -> Callable
     return run if seeds == 1 else jax.vmap(run)
 
 
-def check_settings(config: PPOConfig) -> None:
-    """The settings `ppo_rnn.py` has no switch for must be at its values."""
-    fixed = {
-        "hidden_sizes": (128, 128),
-        "rnn_hidden": 128,
-        "activation": "relu",
-        "clip_value": True,
-        "vf_clip": config.clip_eps,
-        "normalize_advantages": True,
-    }
-    wrong = [f"{name}={getattr(config, name)!r}" for name, value in fixed.items() if getattr(config, name) != value]
-    if wrong or config.normalize_obs or config.vtrace:
-        sys.exit(f"--purejaxrl: PureJaxRL's ppo_rnn.py cannot match {', '.join(wrong) or 'these settings'}.")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="Recurrent PPO training-time benchmark on gymnax/CartPole-v1")
     parser.add_argument("--purejaxrl", type=Path, help="a checkout of luchris429/purejaxrl to run beside ours")
@@ -140,7 +125,7 @@ def main() -> None:
     )
     peer = None
     if args.purejaxrl is not None:
-        check_settings(config)
+        check_settings(config, "ppo_rnn.py", hidden_sizes=(128, 128), rnn_hidden=128, activation="relu")
         peer = load_ppo_rnn(args.purejaxrl)
     print(
         f"recurrent PPO on {ENV_ID}: {config.num_envs} envs x {config.num_steps} steps, {config.num_updates} updates "
