@@ -103,24 +103,24 @@ class FiveValueStep:
         return getattr(self._env, name)
 
 
-def load_purejaxrl(checkout: Path) -> types.ModuleType:
-    """PureJaxRL's `ppo` module from a checkout, its gymnax envs seen through `FiveValueStep`."""
+def load_purejaxrl(checkout: Path, script: str = "ppo") -> types.ModuleType:
+    """PureJaxRL's `script` module (`ppo`, `ppo_rnn`) from a checkout, its gymnax envs seen through `FiveValueStep`."""
     folder = checkout / "purejaxrl"
-    if not (folder / "ppo.py").is_file():
-        sys.exit(f"--purejaxrl: no purejaxrl/ppo.py under {checkout}; pass a checkout of luchris429/purejaxrl.")
-    require("distrax", "PureJaxRL's ppo.py")
+    if not (folder / f"{script}.py").is_file():
+        sys.exit(f"--purejaxrl: no purejaxrl/{script}.py under {checkout}; pass a checkout of luchris429/purejaxrl.")
+    require("distrax", f"PureJaxRL's {script}.py")
     import gymnax
 
     unused = ("navix", "brax", "brax.envs", "brax.envs.wrappers", "brax.envs.wrappers.training")
-    ppo = import_script(folder, "ppo", {name: {} for name in unused})
+    module = import_script(folder, script, {name: {} for name in unused})
 
     def make(name: str, **kwargs: Any) -> tuple[Any, Any]:
         env, params = gymnax.make(name, **kwargs)
         return FiveValueStep(env), params
 
-    setattr(ppo, "gymnax", types.SimpleNamespace(make=make))  # the name ppo.py reaches gymnax.make by
-    setattr(ppo, "orthogonal", orthogonal)  # flax's, drawn one matrix at a time under vmap (networks.orthogonal)
-    return ppo
+    setattr(module, "gymnax", types.SimpleNamespace(make=make))  # the name the script reaches gymnax.make by
+    setattr(module, "orthogonal", orthogonal)  # flax's, drawn one matrix at a time under vmap (networks.orthogonal)
+    return module
 
 
 def purejaxrl_config(config: PPOConfig, env_name: str = PUREJAXRL_ENV) -> dict[str, Any]:

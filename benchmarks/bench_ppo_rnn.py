@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -34,11 +33,17 @@ from typing import Any
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
-from bench_ppo import ENV_ID, FiveValueStep, cartpole, check_settings, purejaxrl_config, report, run_keys
-from peers import import_script, require
+from bench_ppo import (
+    ENV_ID,
+    cartpole,
+    check_settings,
+    load_purejaxrl,
+    purejaxrl_config,
+    report,
+    run_keys,
+)
 from timing import compare_compiled
 
-from parallax_zoo.agents.networks import orthogonal
 from parallax_zoo.agents.ppo import PPOConfig, make_train
 
 CONFIG = PPOConfig(
@@ -78,25 +83,11 @@ class LegacyGRUCell(nn.GRUCell):
 
 
 def load_ppo_rnn(checkout: Path) -> types.ModuleType:
-    """PureJaxRL's `ppo_rnn` module from a checkout, its gymnax envs seen through `FiveValueStep`."""
-    folder = checkout / "purejaxrl"
-    if not (folder / "ppo_rnn.py").is_file():
-        sys.exit(f"--purejaxrl: no purejaxrl/ppo_rnn.py under {checkout}; pass a checkout of luchris429/purejaxrl.")
-    require("distrax", "PureJaxRL's ppo_rnn.py")
-    import gymnax
-
-    unused = ("navix", "brax", "brax.envs", "brax.envs.wrappers", "brax.envs.wrappers.training")
-    ppo_rnn = import_script(folder, "ppo_rnn", {name: {} for name in unused})
-
-    def make(name: str, **kwargs: Any) -> tuple[Any, Any]:
-        env, params = gymnax.make(name, **kwargs)
-        return FiveValueStep(env), params
-
-    setattr(ppo_rnn, "gymnax", types.SimpleNamespace(make=make))  # the name ppo_rnn.py reaches gymnax.make by
+    """PureJaxRL's `ppo_rnn` module from a checkout (`bench_ppo.load_purejaxrl`), its `nn.GRUCell` the legacy one."""
+    ppo_rnn = load_purejaxrl(checkout, "ppo_rnn")
     linen = types.SimpleNamespace(**{name: getattr(nn, name) for name in dir(nn) if not name.startswith("__")})
     linen.GRUCell = LegacyGRUCell
     setattr(ppo_rnn, "nn", linen)  # read when its modules run, not when they were defined
-    setattr(ppo_rnn, "orthogonal", orthogonal)  # flax's, drawn one matrix at a time under vmap (networks.orthogonal)
     return ppo_rnn
 
 
