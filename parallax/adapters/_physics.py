@@ -21,6 +21,7 @@ from jaxtyping import Array, PRNGKeyArray
 
 from parallax.adapters.base import Adapter, cast_like, next_key, raw_key
 from parallax.adapters.frames import RenderUnavailableError, mujoco_renderer_problem
+from parallax.adapters.mujoco_warnings import mujoco_warnings_as_python_warnings
 from parallax.core import State
 from parallax.spaces import Box, PyTreeSpace, Space, clip_action
 
@@ -170,7 +171,8 @@ class PhysicsAdapter(Adapter[State]):
             for i in range(int(states.step_count.shape[0]))
         ]
         try:
-            frames = self.env.render(trajectory, height=height, width=width)
+            with mujoco_warnings_as_python_warnings():
+                frames = self.env.render(trajectory, height=height, width=width)
         except Exception as error:  # MuJoCo raises FatalError or AttributeError when no GL context can be made
             raise RenderUnavailableError(
                 f"{self.name}: MuJoCo's renderer could not start ({type(error).__name__}: {error}); "

@@ -27,6 +27,7 @@ from parallax.adapters.host_frames import (
     text_frame,
     use_offscreen_matplotlib,
 )
+from parallax.adapters.mujoco_warnings import mujoco_warnings_as_python_warnings
 
 FIGURE_INCHES = 4.0
 """Side of the square matplotlib figures (400 pixels at 100 dpi)."""
@@ -199,7 +200,9 @@ def _mabrax(env: Any, states: Any) -> np.ndarray:
         raise RenderUnavailableError(f"{type(env).__name__} renders through Brax with {problem}")
     brax_env = env.env
     trajectory = [state.pipeline_state for state in each_step(states)]
-    return np.stack([np.asarray(frame, np.uint8) for frame in brax_env.render(trajectory, height=240, width=320)])
+    with mujoco_warnings_as_python_warnings():
+        frames = brax_env.render(trajectory, height=240, width=320)
+    return np.stack([np.asarray(frame, np.uint8) for frame in frames])
 
 
 def printed_quietly(build: Callable[[], Any]) -> Any:

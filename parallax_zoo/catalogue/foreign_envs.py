@@ -22,12 +22,12 @@ import inspect
 import io
 import os
 import sys
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
 from parallax.adapters.frames import mujoco_renderer_problem
+from parallax.adapters.mujoco_warnings import mujoco_warnings_as_python_warnings
 from parallax.install_command import install_command
 from parallax.wrappers import TimeLimit
 from parallax_zoo.catalogue.menagerie import require_menagerie_assets
@@ -77,24 +77,6 @@ def _stdout_dropped() -> Iterator[None]:
         os.dup2(saved, 1)
         os.close(saved)
         sys.stderr = stderr
-
-
-class MuJoCoWarning(UserWarning):
-    """A warning MuJoCo gave while compiling a model (e.g. a deprecated attribute in a suite's own XML)."""
-
-
-@contextlib.contextmanager
-def _mujoco_warnings_as_python_warnings() -> Iterator[None]:
-    """Turn MuJoCo's warnings inside the block into `MuJoCoWarning`s: by default MuJoCo prints them from C and
-    appends them to a MUJOCO_LOG.TXT in the working directory, neither of which is the caller's."""
-    mujoco = importlib.import_module("mujoco")  # its handler setters are compiled, absent from its type stubs
-
-    previous = mujoco.get_mju_user_warning()
-    mujoco.set_mju_user_warning(lambda message: warnings.warn(f"MuJoCo: {message}", MuJoCoWarning, stacklevel=2))
-    try:
-        yield
-    finally:
-        mujoco.set_mju_user_warning(previous)
 
 
 def import_optional(module: str, adapter: str, env_id: str) -> ModuleType:
@@ -172,7 +154,7 @@ def build_brax(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_step
     """
     mujoco_renderer_problem()
     brax_envs = import_optional("brax.envs", "brax", env_id)
-    with _mujoco_warnings_as_python_warnings():
+    with mujoco_warnings_as_python_warnings():
         env = brax_envs.get_environment(foreign_id)
         if kwargs:
             check_kwargs(env_id, kwargs, type(env))
@@ -200,7 +182,7 @@ def build_mjx(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_steps
     if max_steps is not None and "episode_length" in config:
         overrides["episode_length"] = max_steps
     overrides.update(kwargs)
-    with _mujoco_warnings_as_python_warnings():
+    with mujoco_warnings_as_python_warnings():
         return adapter.MJXAdapter(playground.registry.load(foreign_id, config_overrides=overrides))
 
 
@@ -213,7 +195,8 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
     """
     jaxmarl = import_optional("jaxmarl", "jaxmarl", env_id)
     adapter = import_optional("parallax.adapters.jaxmarl", "jaxmarl", env_id)
-    default = jaxmarl.make(foreign_id)
+    with mujoco_warnings_as_python_warnings(import_mujoco=False):
+        default = jaxmarl.make(foreign_id)
     env_class = type(default)
     accepted = accepted_kwargs(env_class)
     inner = getattr(default, "_env", None)  # HeuristicEnemySMAX passes the settings it does not know to its SMAX
@@ -238,7 +221,8 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
         )
     settings = {**limit, **kwargs}
     try:
-        env = jaxmarl.make(foreign_id, **settings)
+        with mujoco_warnings_as_python_warnings(import_mujoco=False):  # MABrax compiles Brax XML, halfcheetah warns
+            env = jaxmarl.make(foreign_id, **settings)
     except TypeError as error:  # JaxMARL builds some ids (MPE facmac 3a/6a/9a) from factories that take no settings
         fixed = (
             f" (a fixed episode length of {default_length} steps: max_steps={max_steps} cannot be applied)"
