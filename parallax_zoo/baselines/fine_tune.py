@@ -1,4 +1,5 @@
-"""Fine-tuning a board baseline against the opponent ladder: MAPPO from trained weights, against a rotation of ladder players.
+"""Fine-tuning a board baseline against the opponent ladder: MAPPO from trained weights, against a rotation of
+ladder players.
 
 Self-play against the random player leaves a board baseline blind to simple
 tactics (docs/baselines.md, "Board baselines"). A fine-tune starts from a
@@ -20,7 +21,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import jax
 import numpy as np
@@ -44,7 +44,8 @@ PROBE_GAMES = 64
 
 @dataclass(frozen=True)
 class Stage:
-    """One stretch of fine-tuning: the ladder players dealt over `opponent_share` of the envs, for `total_timesteps` steps."""
+    """One stretch of fine-tuning: the ladder players dealt over `opponent_share` of the envs, for `total_timesteps`
+    steps."""
 
     opponents: tuple[str, ...]
     opponent_share: float
@@ -70,13 +71,21 @@ RECIPES: dict[str, tuple[Stage, ...]] = {
 def stage_config(config: MAPPOConfig, stage: Stage) -> MAPPOConfig:
     """`config` with the stage's opponents (recorded as their names joined by `+`), share, length and learning rate."""
     return dataclasses.replace(
-        config, opponent="+".join(stage.opponents), opponent_share=stage.opponent_share,
-        total_timesteps=stage.total_timesteps, learning_rate=stage.learning_rate,
+        config,
+        opponent="+".join(stage.opponents),
+        opponent_share=stage.opponent_share,
+        total_timesteps=stage.total_timesteps,
+        learning_rate=stage.learning_rate,
     )
 
 
 def fine_tune(
-    env_spec: EnvSpec, env: AnyEnv, start: Policy, config: MAPPOConfig, stages: Sequence[Stage], seed: int = 0,
+    env_spec: EnvSpec,
+    env: AnyEnv,
+    start: Policy,
+    config: MAPPOConfig,
+    stages: Sequence[Stage],
+    seed: int = 0,
     progress: bool = True,
 ) -> tuple[Policy, MAPPOConfig, dict[str, list[tuple[int, float]]]]:
     """Run `stages` on `env` (the env of `env_spec`) from `start`'s weights; returns the policy, the last stage's
@@ -87,13 +96,23 @@ def fine_tune(
     for index, stage in enumerate(stages):
         config = stage_config(config, stage)
         pieces = mappo.training(config, env, opponent=training_opponent(env_spec, env, config.opponent))
-        state = dataclasses.replace(jax.jit(pieces.init)(jax.random.fold_in(jax.random.key(seed), index)), params=policy.params)
-        run = jax.jit(lambda state: jax.lax.scan(pieces.update, state, None, length=pieces.num_updates // SEGMENTS)[0])
+        state = dataclasses.replace(
+            jax.jit(pieces.init)(jax.random.fold_in(jax.random.key(seed), index)), params=policy.params
+        )
+        run = jax.jit(
+            lambda state, pieces=pieces: jax.lax.scan(
+                pieces.update, state, None, length=pieces.num_updates // SEGMENTS
+            )[0]
+        )
         names = sorted(set(stage.opponents))
-        probe = jax.jit(lambda policy, key: [
-            head_to_head(env, Greedy(policy), opponent_player(env_spec, env, name), key, PROBE_GAMES, config.eval_max_steps)["win"]
-            for name in names
-        ])
+        probe = jax.jit(
+            lambda policy, key, names=names, max_steps=config.eval_max_steps: [
+                head_to_head(env, Greedy(policy), opponent_player(env_spec, env, name), key, PROBE_GAMES, max_steps)[
+                    "win"
+                ]
+                for name in names
+            ]
+        )
         for segment in range(SEGMENTS):
             state = run(state)
             policy = pieces.policy(state)
@@ -102,8 +121,11 @@ def fine_tune(
             for name, win in zip(names, wins):
                 curves.setdefault(name, []).append((steps, float(win)))
             if progress:
-                print(f"{env_spec.id} stage {index + 1}/{len(stages)} segment {segment + 1}/{SEGMENTS}: greedy wins "
-                      + ", ".join(f"{name} {float(win):.0%}" for name, win in zip(names, wins)), flush=True)
+                print(
+                    f"{env_spec.id} stage {index + 1}/{len(stages)} segment {segment + 1}/{SEGMENTS}: greedy wins "
+                    + ", ".join(f"{name} {float(win):.0%}" for name, win in zip(names, wins)),
+                    flush=True,
+                )
     return policy, config, curves
 
 
@@ -132,8 +154,13 @@ def plot_win_curves(curves: dict[str, list[tuple[int, float]]], env_id: str, pat
 
 
 def fine_tune_baseline(
-    env_spec: EnvSpec, env: AnyEnv, start: str | os.PathLike[str], out: str | os.PathLike[str],
-    search: SearchSettings | None = None, seed: int = 0, progress: bool = True,
+    env_spec: EnvSpec,
+    env: AnyEnv,
+    start: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    search: SearchSettings | None = None,
+    seed: int = 0,
+    progress: bool = True,
 ) -> Path:
     """Fine-tune the policy in folder `start` on `env` (the env of `env_spec`) by the env's recipe (`RECIPES`) and
     write the baseline folder `out`; returns it."""
@@ -152,11 +179,20 @@ def fine_tune_baseline(
         checkpoint.save(folder, policy, config, search)
         plot_win_curves(curves, env_id, folder / CURVE_FILE)
         stages = "; ".join(
-            f"{stage.total_timesteps:,} steps with {' / '.join(stage.opponents)} in {stage.opponent_share:.0%} of the envs "
-            f"at learning rate {stage.learning_rate:g}" for stage in RECIPES[env_id]
+            f"{stage.total_timesteps:,} steps with {' / '.join(stage.opponents)} "
+            f"in {stage.opponent_share:.0%} of the envs "
+            f"at learning rate {stage.learning_rate:g}"
+            for stage in RECIPES[env_id]
         )
-        write_evaluation(env_spec, env, folder, [seed], training=(
-            f" Then fine-tuned against the opponent ladder (`parallax-zoo maintain fine-tune`): {stages}, "
-            f"the rest self-play; the fine-tune took {minutes:.1f} min of wall time on {os.cpu_count()} shared CPU cores."
-        ))
+        write_evaluation(
+            env_spec,
+            env,
+            folder,
+            [seed],
+            training=(
+                f" Then fine-tuned against the opponent ladder (`parallax-zoo maintain fine-tune`): {stages}, "
+                f"the rest self-play; the fine-tune took {minutes:.1f} min of wall time "
+                f"on {os.cpu_count()} shared CPU cores."
+            ),
+        )
     return folder

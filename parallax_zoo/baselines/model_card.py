@@ -14,6 +14,17 @@ if TYPE_CHECKING:
     from parallax_zoo.judging.ratings import Rating
 
 
+FILES_SECTION = (
+    "## Files\n\n"
+    "- `model.safetensors`: the policy parameters (safetensors only, never pickle)\n"
+    "- `config.yaml`: every hyperparameter and the package versions used\n"
+    "- `eval.json`: episodes, seeds, mean, std and 95% confidence interval (zero-sum games: every opponent's record "
+    "and the Elo rating)\n"
+    "- `curve.png`: the training curve\n"
+)
+"""The last section of every card: what each file of the folder holds."""
+
+
 def model_card(
     env_id: str,
     algorithm: str,
@@ -27,7 +38,8 @@ def model_card(
     opponents: Mapping[str, Mapping[str, float]] | None = None,
     rating: Rating | None = None,
 ) -> str:
-    """The Hub model card (README.md) of a policy folder, in the Hub's RL convention: tags and a `model-index` mean_reward.
+    """The Hub model card (README.md) of a policy folder, in the Hub's RL convention: tags and a `model-index`
+    mean_reward.
 
     Without `folder` it is the card of the official baseline; with it, of a
     user's own run in that folder, whose snippets load the folder itself.
@@ -63,7 +75,8 @@ def model_card(
     games = opponents_section(opponents or {}, rating)
     if folder is not None:
         return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n" + _run_card(
-            env_id, algorithm, score, episodes, description, Path(folder).as_posix(), seed_text, games)
+            env_id, algorithm, score, episodes, description, Path(folder).as_posix(), seed_text, games
+        )
     body = f"""# {algorithm} baseline for {env_id}
 
 The reference {algorithm} policy of the Parallax Zoo environment `{env_id}`.{" " + description if description else ""}
@@ -95,34 +108,40 @@ Retrain from scratch (every hyperparameter is in `config.yaml`):
 parallax-zoo train {env_id} --seed {seed_text}
 ```
 
-## Files
-
-- `model.safetensors`: the policy parameters (safetensors only, never pickle)
-- `config.yaml`: every hyperparameter and the package versions used
-- `eval.json`: episodes, seeds, mean, std and 95% confidence interval (zero-sum games: every opponent's record and the Elo rating)
-- `curve.png`: the training curve
-"""
+{FILES_SECTION}"""
     return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n{body}"
 
 
 def opponents_section(opponents: Mapping[str, Mapping[str, float]], rating: Rating | None) -> str:
-    """The card's Elo rating and its table of games against each protocol opponent, overall and from each seat ("" for none)."""
+    """The card's Elo rating and its table of games against each protocol opponent, overall and from each seat ("" for
+    none)."""
     if not opponents:
         return ""
     text = "\n## Opponents and Elo\n\n"
     if rating is not None:
-        text += (f"Elo {rating.elo:.0f} (95% CI [{rating.low:.0f}, {rating.high:.0f}], from the Fisher information of the fit) "
-                 "on the zoo's anchored scale: the random player rates 1000 and each ladder opponent holds the rating of "
-                 "its anchoring fit (docs/evaluation.md).\n\n")
-    text += ("| opponent | games | win | draw | loss | from side 0: win / draw / loss | from side 1: win / draw / loss |\n"
-             "| --- | --- | --- | --- | --- | --- | --- |\n")
+        text += (
+            f"Elo {rating.elo:.0f} (95% CI [{rating.low:.0f}, {rating.high:.0f}], "
+            "from the Fisher information of the fit) "
+            "on the zoo's anchored scale: the random player rates 1000 and each ladder opponent holds the rating of "
+            "its anchoring fit (docs/evaluation.md).\n\n"
+        )
+    text += (
+        "| opponent | games | win | draw | loss | from side 0: win / draw / loss | from side 1: win / draw / loss |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n"
+    )
     for name, record in opponents.items():
-        seats = [" / ".join(f"{record.get(f'{outcome}_side_{side}', math.nan):.1%}" for outcome in ("win", "draw", "loss"))
-                 for side in (0, 1)]
-        text += (f"| {name} | {record['games']:.0f} | {record['win']:.1%} | {record['draw']:.1%} | {record['loss']:.1%} | "
-                 f"{seats[0]} | {seats[1]} |\n")
-    return text + ("\nSide 0 moves first in the board games. `baseline` is these weights themselves. Every game is "
-                   "counted in `eval.json`.\n")
+        seats = [
+            " / ".join(f"{record.get(f'{outcome}_side_{side}', math.nan):.1%}" for outcome in ("win", "draw", "loss"))
+            for side in (0, 1)
+        ]
+        text += (
+            f"| {name} | {record['games']:.0f} | {record['win']:.1%} | {record['draw']:.1%} | {record['loss']:.1%} | "
+            f"{seats[0]} | {seats[1]} |\n"
+        )
+    return text + (
+        "\nSide 0 moves first in the board games. `baseline` is these weights themselves. Every game is "
+        "counted in `eval.json`.\n"
+    )
 
 
 def _run_card(
@@ -164,10 +183,4 @@ Train it again (every hyperparameter is in `config.yaml`):
 parallax-zoo train {env_id} --seed {seed} --config {folder}/config.yaml --out {folder}
 ```
 
-## Files
-
-- `model.safetensors`: the policy parameters (safetensors only, never pickle)
-- `config.yaml`: every hyperparameter and the package versions used
-- `eval.json`: episodes, seeds, mean, std and 95% confidence interval (zero-sum games: every opponent's record and the Elo rating)
-- `curve.png`: the training curve
-"""
+{FILES_SECTION}"""

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from parallax_zoo.atomic import write_text_atomic
-from parallax_zoo.catalogue.pins import BaselinePin, baseline_repo_id, sha256_file
 from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.pins import BaselinePin, baseline_repo_id, sha256_file
 from parallax_zoo.catalogue.registry import EnvSpec, Registry
 from parallax_zoo.errors import UserError
 from parallax_zoo.locking import LockTimeout, exclusive_lock
@@ -45,12 +45,15 @@ def _round_trip_yaml() -> Any:
     writer.preserve_quotes = True
     writer.indent(mapping=2, sequence=4, offset=2)
     writer.width = 4096
-    writer.representer.add_representer(type(None), lambda representer, _: representer.represent_scalar("tag:yaml.org,2002:null", "null"))
+    writer.representer.add_representer(
+        type(None), lambda representer, _: representer.represent_scalar("tag:yaml.org,2002:null", "null")
+    )
     return writer
 
 
 def _update_in_place(mapping: Any, values: dict[str, Any]) -> None:
-    """Set `values` into a round-trip mapping: existing keys keep their place and comments, stale keys go, new ones append."""
+    """Set `values` into a round-trip mapping: existing keys keep their place and comments, stale keys go, new ones
+    append."""
     from ruamel.yaml.comments import CommentedMap
 
     for key in [key for key in mapping if key not in values]:

@@ -12,16 +12,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from typing import Any
 
 from parallax.core import AnyEnv
-from parallax_zoo.catalogue import registry
+from parallax_zoo.baselines import staging
 from parallax_zoo.baselines.registry_update import pin_baseline
+from parallax_zoo.baselines.training import EVAL_FILE, check_staged, is_pinned_folder, output_lock, write_evaluation
+from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
 from parallax_zoo.policies import hub
-from parallax_zoo.baselines import staging
-from parallax_zoo.baselines.training import EVAL_FILE, check_staged, is_pinned_folder, output_lock, write_evaluation
 
 
 def shipped_baselines() -> list[str]:
@@ -39,8 +38,10 @@ def remeasure(env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[s
     env_id = env_spec.id
     folder = hub.mirror_folder(env_id)
     if not (folder / EVAL_FILE).is_file():
-        raise UserError(f"{env_id}: no baseline folder with {EVAL_FILE} in {folder}; train one with "
-                        f"`parallax-zoo train {env_id} --pin`")
+        raise UserError(
+            f"{env_id}: no baseline folder with {EVAL_FILE} in {folder}; train one with "
+            f"`parallax-zoo train {env_id} --pin`"
+        )
     with output_lock(folder):
         staging.recover(folder, is_pinned_folder(env_id, registry_path))
         staged = staging.staging_folder(folder)

@@ -8,7 +8,8 @@ state, so a progress bar can show the current return between segments; the
 same segments run with or without the bar, so a seed's weights never depend
 on it. Each folder is written whole in a staging folder and swapped in (`staging`).
 Hyperparameters come from `--config FILE`, else the folder's own
-`config.yaml`, else `parallax_zoo/baselines/baseline_configs/<baseline_dirname>.yaml`.
+`config.yaml`, else `parallax_zoo/baselines/baseline_configs/<baseline_dirname>.yaml`,
+else the default of the id's family (`families.py`).
 """
 
 from __future__ import annotations
@@ -30,29 +31,30 @@ import numpy as np
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import AnyEnv
-from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.registry import EnvSpec
-from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
-from parallax_zoo.atomic import atomic_write, write_text_atomic
-from parallax_zoo.catalogue.pins import baseline_dirname
-from parallax_zoo.locking import LockTimeout, exclusive_lock
-from parallax_zoo.policies import checkpoint, hub
-from parallax_zoo.baselines import staging
-from parallax_zoo.baselines.model_card import model_card
 from parallax_zoo.agents import mappo, ppo
 from parallax_zoo.agents.mappo import MAPPOConfig
+from parallax_zoo.agents.player import Player
+from parallax_zoo.agents.player_factories import training_opponent
 from parallax_zoo.agents.players import Greedy, RandomPlayer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import PPOConfig, TrainState
-from parallax_zoo.agents.player import Player
-from parallax_zoo.agents.player_factories import training_opponent
 from parallax_zoo.agents.search import SearchPlayer, SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
 from parallax_zoo.agents.slots import read_slots
+from parallax_zoo.atomic import atomic_write, write_text_atomic
+from parallax_zoo.baselines import staging
+from parallax_zoo.baselines.families import family_config_path
+from parallax_zoo.baselines.model_card import model_card
+from parallax_zoo.catalogue import registry
+from parallax_zoo.catalogue.pins import baseline_dirname
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
+from parallax_zoo.catalogue.registry import EnvSpec
+from parallax_zoo.errors import UserError
 from parallax_zoo.judging.anchors import anchored_rating
 from parallax_zoo.judging.evaluation import evaluate
+from parallax_zoo.locking import LockTimeout, exclusive_lock
+from parallax_zoo.policies import checkpoint, hub
 from parallax_zoo.policies.loading import load_folder
-from parallax_zoo.errors import UserError
 
 EVAL_FILE = "eval.json"
 CURVE_FILE = "curve.png"
@@ -69,11 +71,17 @@ def default_config_path(env_id: str) -> Path:
 
 
 def config_path(env_id: str, config: str | os.PathLike[str] | None = None) -> Path:
-    """The config file to train with: `config`, else the shipped baseline's, else the default; a clear error if none is there."""
-    candidates = [Path(config)] if config is not None else [
-        hub.mirror_folder(env_id) / checkpoint.CONFIG_FILE,
-        default_config_path(env_id),
-    ]
+    """The config file to train with: `config`, else the shipped baseline's, else the id's own default, else its
+    family's; a clear error if `config` is not there."""
+    candidates = (
+        [Path(config)]
+        if config is not None
+        else [
+            hub.mirror_folder(env_id) / checkpoint.CONFIG_FILE,
+            default_config_path(env_id),
+            family_config_path(registry.spec(env_id)),
+        ]
+    )
     path = next((p for p in candidates if p.is_file()), None)
     if path is None:
         raise ValueError(
@@ -84,7 +92,8 @@ def config_path(env_id: str, config: str | os.PathLike[str] | None = None) -> Pa
 
 
 def resolve_search(env_id: str, config: str | os.PathLike[str] | PPOConfig | None = None) -> SearchSettings | None:
-    """The play-time search settings in the config `resolve_config` reads (None for a `PPOConfig` object or a config without)."""
+    """The play-time search settings in the config `resolve_config` reads (None for a `PPOConfig` object or a config
+    without)."""
     if isinstance(config, PPOConfig):
         return None
     path = config_path(env_id, config)
@@ -110,7 +119,8 @@ def segment_lengths(num_updates: int, segments: int = PROGRESS_SEGMENTS) -> tupl
 
 @dataclass(frozen=True)
 class SegmentedTraining:
-    """A training run cut into equal jitted segments: `init(keys)`, then `run(state)` `count` times, then `policy(state)`."""
+    """A training run cut into equal jitted segments: `init(keys)`, then `run(state)` `count` times, then
+    `policy(state)`."""
 
     init: Callable[[PRNGKeyArray], TrainState]
     run: Callable[[TrainState, PRNGKeyArray], tuple[TrainState, Array]]
@@ -177,9 +187,17 @@ def train_seeds(
     steps_per_segment = config.total_timesteps // training.count // (config.num_envs * config.num_steps)
     steps_per_segment *= config.num_envs * config.num_steps * len(seeds)
     returns = []
-    bar_format = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} env steps [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
-    with tqdm(total=steps_per_segment * training.count, unit=" env steps", unit_scale=True, disable=not progress,
-              desc=f"{config.env_id} x{len(seeds)} seed{'s' if len(seeds) > 1 else ''}", bar_format=bar_format) as bar:
+    bar_format = (
+        "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} env steps [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+    )
+    with tqdm(
+        total=steps_per_segment * training.count,
+        unit=" env steps",
+        unit_scale=True,
+        disable=not progress,
+        desc=f"{config.env_id} x{len(seeds)} seed{'s' if len(seeds) > 1 else ''}",
+        bar_format=bar_format,
+    ) as bar:
         for segment in range(training.count):
             state, points = training.run(state, jax.random.key(segment))
             returns.append(np.asarray(points))
@@ -393,8 +411,16 @@ def train_baseline(
                 policy = jax.tree_util.tree_map(lambda leaf, i=index: leaf[i], policies)
                 checkpoint.save(staged[number], policy, resolved, search)
                 plot_curve(returns, training.steps_per_point, training.curve_label, env_id, staged[number] / CURVE_FILE)
-                write_evaluation(env_spec, env, staged[number], seed_list, official=target.resolve() == mirror,
-                                 training=note, policy_seed=number, shown_as=target)
+                write_evaluation(
+                    env_spec,
+                    env,
+                    staged[number],
+                    seed_list,
+                    official=target.resolve() == mirror,
+                    training=note,
+                    policy_seed=number,
+                    shown_as=target,
+                )
                 check_staged(env, staged[number])
             with staging.deferred_interrupts():
                 for number, target in reversed(folders.items()):
@@ -465,9 +491,14 @@ def previous_training_note(folder: Path) -> str:
 
 
 def write_evaluation(
-    env_spec: EnvSpec, env: AnyEnv, folder: Path, training_seeds: list[int], official: bool = True,
+    env_spec: EnvSpec,
+    env: AnyEnv,
+    folder: Path,
+    training_seeds: list[int],
+    official: bool = True,
     training: str | None = None,
-    policy_seed: int | None = None, shown_as: Path | None = None,
+    policy_seed: int | None = None,
+    shown_as: Path | None = None,
 ) -> None:
     """Evaluate the agent saved in `folder` on `env` (the env of `env_spec`) and write its `eval.json` and model card.
 
@@ -502,9 +533,15 @@ def write_evaluation(
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     algorithm = checkpoint.config_to_dict(config)["algorithm"]
     card = model_card(
-        env_id, algorithm, float(result["mean"]), float(result["std"]), int(result["episodes"]),
+        env_id,
+        algorithm,
+        float(result["mean"]),
+        float(result["std"]),
+        int(result["episodes"]),
         seed=policy_seed,
         description=card_description(config, training_seeds, result, policy_seed) + card_notes(record),
-        folder=None if official else (shown_as or folder), opponents=evaluated.opponents, rating=rating,
+        folder=None if official else (shown_as or folder),
+        opponents=evaluated.opponents,
+        rating=rating,
     )
     write_text_atomic(folder / CARD_FILE, card)

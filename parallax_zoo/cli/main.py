@@ -214,10 +214,11 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from parallax_zoo.baselines.training import resolve_config, seed_folders, train_baseline
+    from parallax_zoo.baselines.training import config_path, resolve_config, seed_folders, train_baseline
 
     env_spec, env = resolve(args.env_id)
     config = _config_with_overrides(resolve_config(args.env_id, args.config), args)
+    print(f"{args.env_id}: hyperparameters from {config_path(args.env_id, args.config)}", flush=True)
     if args.seeds < 1:
         raise UserError(f"--seeds {args.seeds}: give the number of seeds to train, 1 or more")
     folder = _train_folder(args, env_spec.baseline is not None)
@@ -447,7 +448,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="the first seed trained: the one in the output folder, pinned by --pin (default 0)",
     )
-    train.add_argument("--config", default=None, help="config.yaml to train with (default: the shipped baseline's)")
+    train.add_argument(
+        "--config",
+        default=None,
+        help="config.yaml to train with (default: the shipped baseline's, else the id's family default)",
+    )
     train.add_argument("--out", default=None, help="folder to write (default: runs/ENV_ID/seedSEED, '/' in ids as '-')")
     train.add_argument(
         "--seeds",

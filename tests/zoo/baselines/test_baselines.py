@@ -17,19 +17,18 @@ from helpers.nim import Nim
 import parallax_zoo
 from parallax import TimeLimit
 from parallax.version import version
-from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, sha256_file
-from parallax_zoo.policies import checkpoint, hub
+from parallax_zoo import evaluate
 from parallax_zoo.agents import mappo
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.players import RandomPlayer
 from parallax_zoo.agents.ppo import PPOConfig, make_train
-from parallax_zoo.baselines.training import default_config_path, resolve_config, segment_lengths, train_seeds
-from parallax_zoo.cli.main import main
-from parallax_zoo import evaluate
-from parallax_zoo.policies.loading import load_folder
-from parallax_zoo.catalogue.registry import Registry
 from parallax_zoo.baselines.registry_update import pin_baseline, pinned_text
-from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY
+from parallax_zoo.baselines.training import default_config_path, resolve_config, segment_lengths, train_seeds
+from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, sha256_file
+from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, Registry
+from parallax_zoo.cli.main import main
+from parallax_zoo.policies import checkpoint, hub
+from parallax_zoo.policies.loading import load_folder
 
 BASELINE_FILES = {"config.yaml", "model.safetensors", "README.md", "eval.json", "curve.png"}
 TINY = PPOConfig(
@@ -91,8 +90,16 @@ def test_mappo_segments_train_the_same_weights_as_one_jitted_run_to_float_roundi
     """MAPPO too: its key split, and a seated opponent in half of the envs."""
     env = TimeLimit(Nim(), max_steps=20)
     config = MAPPOConfig(
-        num_envs=4, num_steps=8, total_timesteps=4 * 8 * 4, update_epochs=1, num_minibatches=1, hidden_sizes=(8,),
-        eval_episodes=2, eval_max_steps=20, opponent="random", opponent_share=0.5,
+        num_envs=4,
+        num_steps=8,
+        total_timesteps=4 * 8 * 4,
+        update_epochs=1,
+        num_minibatches=1,
+        hidden_sizes=(8,),
+        eval_episodes=2,
+        eval_max_steps=20,
+        opponent="random",
+        opponent_share=0.5,
     )
     opponent = RandomPlayer(mappo.model_for(env, config))
     whole, _ = jax.jit(mappo.make_train(config, env, opponent=opponent))(jax.random.key(5))
@@ -172,12 +179,19 @@ TARGETS: dict[str, tuple[str, Any]] = {
     # The board games' ladder targets (docs/baselines.md, "Board baselines"), over the protocol's games from both seats.
     "TicTacToe-v0": (
         "draws every game against perfect play, never loses to perfect or random play, draws against itself",
-        lambda r: r.opponents["perfect"]["draw"] == 1 and r.opponents["random"]["loss"] == 0 and r.opponents["baseline"]["draw"] == 1,
+        lambda r: (
+            r.opponents["perfect"]["draw"] == 1
+            and r.opponents["random"]["loss"] == 0
+            and r.opponents["baseline"]["draw"] == 1
+        ),
     ),
     "ConnectFour-v0": (
         "90% wins vs tactical, 60% vs depth2, 90% vs random from either seat",
-        lambda r: r.opponents["tactical"]["win"] >= 0.9 and r.opponents["depth2"]["win"] >= 0.6
-        and min(_from_each_side(r.opponents["random"], "win")) >= 0.9,
+        lambda r: (
+            r.opponents["tactical"]["win"] >= 0.9
+            and r.opponents["depth2"]["win"] >= 0.6
+            and min(_from_each_side(r.opponents["random"], "win")) >= 0.9
+        ),
     ),
     "Othello-v0": (
         "80% wins vs positional, 90% vs random from either seat",
@@ -195,7 +209,9 @@ LONG_PROTOCOLS = {"ConnectFour-v0", "Othello-v0"}
 --run-slow; the default suite still holds their eval.json to the current protocol (the card test below)."""
 
 
-@pytest.mark.parametrize("folder", [pytest.param(f, marks=pytest.mark.slow) if f in LONG_PROTOCOLS else f for f in SHIPPED])
+@pytest.mark.parametrize(
+    "folder", [pytest.param(f, marks=pytest.mark.slow) if f in LONG_PROTOCOLS else f for f in SHIPPED]
+)
 def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(folder: str) -> None:
     env_id = next(e for e in parallax_zoo.list_envs() if baseline_dirname(e) == folder)
     policy = load_folder(hub.mirror_root() / folder, parallax_zoo.make(env_id))  # whole: with its search, if it has one
@@ -208,8 +224,9 @@ def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_
         assert met(result), f"{env_id} misses its target ({target}): mean {result.mean}, {result.opponents}"
 
 
-
-@pytest.mark.parametrize("folder", [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0")])
+@pytest.mark.parametrize(
+    "folder", [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0")]
+)
 def test_a_shipped_board_baselines_record_meets_its_ladder_target(folder: str) -> None:
     """The cheap check: the protocol's record shipped in eval.json meets the target (the test above re-measures it)."""
     from parallax_zoo.judging.evaluation import EvalResult, protocol
@@ -224,11 +241,9 @@ def test_a_shipped_board_baselines_record_meets_its_ladder_target(folder: str) -
 def test_pin_changes_only_the_pinned_values_and_keeps_comments_and_blank_lines(trained: Path, tmp_path: Path) -> None:
     original = PACKAGED_REGISTRY.read_text()
     entry = original.index("  - id: GridWorld-v0\n")
-    commented = (
-        original[:entry]
-        + original[entry:].replace("    baseline:\n", "    # the pin below is written by `parallax-zoo train --pin`\n    baseline:\n", 1)
-        .replace("    reference_score:", "    # measured by evaluate, never typed\n    reference_score:", 1)
-    )
+    commented = original[:entry] + original[entry:].replace(
+        "    baseline:\n", "    # the pin below is written by `parallax-zoo train --pin`\n    baseline:\n", 1
+    ).replace("    reference_score:", "    # measured by evaluate, never typed\n    reference_score:", 1)
     commented = commented.replace("    max_steps: 50\n", "    max_steps: 50  # one episode's limit\n", 1)
     registry_file = tmp_path / "registry.yaml"
     registry_file.write_text(commented)
@@ -239,7 +254,10 @@ def test_pin_changes_only_the_pinned_values_and_keeps_comments_and_blank_lines(t
     assert changed, "the pin changed some values"
     for old, new in changed:
         key = old.split(":", 1)[0]
-        assert new.split(":", 1)[0] == key and (key.strip() in BASELINE_FILES or key.strip() == "reference_score"), (old, new)
+        assert new.split(":", 1)[0] == key and (key.strip() in BASELINE_FILES or key.strip() == "reference_score"), (
+            old,
+            new,
+        )
 
 
 def test_a_train_into_a_folder_in_use_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -247,9 +265,16 @@ def test_a_train_into_a_folder_in_use_is_refused_at_once(tmp_path: Path, capsys:
     lock = tmp_path / ".in-use.lock"  # README: `train` locks `.<folder>.lock` beside its output folder
     checkpoint.save_config(TINY, tmp_path / "tiny.yaml")
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); "
-         "print('held', flush=True); sys.stdin.read()", str(lock)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, filelock; lock = filelock.FileLock(sys.argv[1]); lock.acquire(); "
+            "print('held', flush=True); sys.stdin.read()",
+            str(lock),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
@@ -262,15 +287,17 @@ def test_a_train_into_a_folder_in_use_is_refused_at_once(tmp_path: Path, capsys:
         holder.communicate("", timeout=30)
 
 
-ZERO_SUM_SHIPPED = [folder for folder in SHIPPED if folder in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0", "TeamRace-v0")]
+ZERO_SUM_SHIPPED = [
+    folder for folder in SHIPPED if folder in ("TicTacToe-v0", "ConnectFour-v0", "Othello-v0", "TeamRace-v0")
+]
 
 
 @pytest.mark.parametrize("folder", ZERO_SUM_SHIPPED)
 def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per_seat(folder: str) -> None:
-    from parallax_zoo.judging.anchors import anchored_rating
-    from parallax_zoo.baselines.training import card_description, card_notes
-    from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, protocol
     from parallax_zoo.baselines.model_card import model_card
+    from parallax_zoo.baselines.training import card_description, card_notes
+    from parallax_zoo.judging.anchors import anchored_rating
+    from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, protocol
 
     shipped = hub.mirror_root() / folder
     record = json.loads((shipped / "eval.json").read_text())
@@ -279,20 +306,30 @@ def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per
     assert result.protocol.version == PROTOCOL_VERSION
     rating = anchored_rating(result)
     assert rating is not None and record["elo"] == pytest.approx(
-        {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games})
+        {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games}
+    )
     card = (shipped / "README.md").read_text()
     assert f"Elo {rating.elo:.0f} (95% CI [{rating.low:.0f}, {rating.high:.0f}]" in card
     assert set(result.opponents) == set(protocol(parallax_zoo.spec(folder)).opponents)
     for name, games in result.opponents.items():
         seats = [" / ".join(f"{games[f'{o}_side_{s}']:.1%}" for o in ("win", "draw", "loss")) for s in (0, 1)]
-        assert (f"| {name} | {games['games']:.0f} | {games['win']:.1%} | {games['draw']:.1%} | {games['loss']:.1%} | "
-                f"{seats[0]} | {seats[1]} |") in card
+        assert (
+            f"| {name} | {games['games']:.0f} | {games['win']:.1%} | {games['draw']:.1%} | {games['loss']:.1%} | "
+            f"{seats[0]} | {seats[1]} |"
+        ) in card
     config = checkpoint.load_config(shipped / "config.yaml")
     in_protocol_order = {name: result.opponents[name] for name in protocol(parallax_zoo.spec(folder)).opponents}
     assert card == model_card(
-        folder, checkpoint.config_to_dict(config)["algorithm"], record["mean"], record["std"], record["episodes"],
-        seed=record["policy_seed"], description=card_description(config, record["training_seeds"], {"opponents": in_protocol_order}) + card_notes(record),
-        opponents=in_protocol_order, rating=rating,
+        folder,
+        checkpoint.config_to_dict(config)["algorithm"],
+        record["mean"],
+        record["std"],
+        record["episodes"],
+        seed=record["policy_seed"],
+        description=card_description(config, record["training_seeds"], {"opponents": in_protocol_order})
+        + card_notes(record),
+        opponents=in_protocol_order,
+        rating=rating,
     ), "the card is what the card writer makes of eval.json"
 
 
@@ -315,5 +352,6 @@ def test_a_one_seed_curve_has_no_band():
     one = curve_figure(np.arange(5.0)[None], 10, "return", "Race-v0")
     assert not one.axes[0].collections and [t.get_text() for t in one.axes[0].get_legend().get_texts()] == ["1 seed"]
     three = curve_figure(np.arange(15.0).reshape(3, 5), 10, "return", "Race-v0")
-    assert three.axes[0].collections and "mean of 3 seeds" in [t.get_text() for t in three.axes[0].get_legend().get_texts()]
-
+    assert three.axes[0].collections and "mean of 3 seeds" in [
+        t.get_text() for t in three.axes[0].get_legend().get_texts()
+    ]

@@ -54,15 +54,20 @@ def sandbox(tmp_path: Path) -> Path:
 
 
 def environment(sandbox: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu",
-            hub.MIRROR_ENV_VAR: str(sandbox / "baselines")}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "JAX_PLATFORMS": "cpu",
+        hub.MIRROR_ENV_VAR: str(sandbox / "baselines"),
+    }
 
 
 def train_process(sandbox: Path, *args: str) -> subprocess.Popen[str]:
     """`parallax-zoo train ARGS` on the sandbox's registry and mirror, as a real process."""
     command = [sys.executable, "-c", CLI_ON_REGISTRY, str(sandbox / "registry.yaml"), "train", *args]
-    return subprocess.Popen(command, cwd=sandbox, env=environment(sandbox), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command, cwd=sandbox, env=environment(sandbox), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def pinned_files(sandbox: Path, env_id: str) -> dict[str, str]:
@@ -109,12 +114,23 @@ def test_an_interrupted_train_pin_force_leaves_the_pinned_baseline_whole(
     before = pinned_files(sandbox, "GridWorld-v0")
     config = "tiny.yaml" if point == "weights" else "long.yaml"
     log = sandbox / "stderr.txt"
-    command = [sys.executable, "-c", CLI_ON_REGISTRY, str(sandbox / "registry.yaml"), "train", "GridWorld-v0",
-               "--config", str(sandbox / config), "--pin", "--force"]
+    command = [
+        sys.executable,
+        "-c",
+        CLI_ON_REGISTRY,
+        str(sandbox / "registry.yaml"),
+        "train",
+        "GridWorld-v0",
+        "--config",
+        str(sandbox / config),
+        "--pin",
+        "--force",
+    ]
     started = time.time()
     with log.open("w") as stderr:
-        process = subprocess.Popen(command, cwd=sandbox, env=environment(sandbox), stdout=subprocess.PIPE,
-                                   stderr=stderr, text=True)
+        process = subprocess.Popen(
+            command, cwd=sandbox, env=environment(sandbox), stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
         try:
             if point == "weights":
                 wait_for(lambda: new_weights_written(sandbox, started), process, "new weights")
@@ -128,8 +144,10 @@ def test_an_interrupted_train_pin_force_leaves_the_pinned_baseline_whole(
     if signum == signal.SIGINT:
         lines = [line for line in log.read_text().replace("\r", "\n").splitlines() if line.startswith("parallax-zoo")]
         assert process.returncode == 130, log.read_text()[-2000:]
-        assert lines == ["parallax-zoo train: interrupted; nothing is half-written: a run stopped before its end "
-                         "leaves its folders and pin as they were"]
+        assert lines == [
+            "parallax-zoo train: interrupted; nothing is half-written: a run stopped before its end "
+            "leaves its folders and pin as they were"
+        ]
         assert "Traceback" not in log.read_text()
         assert sorted(path.name for path in (sandbox / "baselines").iterdir()) == ["GridWorld-v0"], "no leftovers"
 
@@ -139,9 +157,14 @@ def test_ctrl_c_during_train_stops_cleanly_in_one_line_with_exit_130(sandbox: Pa
     out = sandbox / "run"
     log = sandbox / "stderr.txt"
     with log.open("w") as stderr:
-        process = subprocess.Popen([str(SCRIPT), "train", "GridWorld-v0", "--config", str(sandbox / "long.yaml"),
-                                    "--out", str(out)], cwd=sandbox, env=environment(sandbox),
-                                   stdout=subprocess.PIPE, stderr=stderr, text=True)
+        process = subprocess.Popen(
+            [str(SCRIPT), "train", "GridWorld-v0", "--config", str(sandbox / "long.yaml"), "--out", str(out)],
+            cwd=sandbox,
+            env=environment(sandbox),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
         try:
             wait_for(lambda: training_underway(log), process, "training progress")
             process.send_signal(signal.SIGINT)
@@ -152,7 +175,8 @@ def test_ctrl_c_during_train_stops_cleanly_in_one_line_with_exit_130(sandbox: Pa
     assert process.returncode == 130, text[-2000:]
     assert "Traceback" not in text and text.endswith(
         "\nparallax-zoo train: interrupted; nothing is half-written: a run stopped before its end leaves its folders "
-        "and pin as they were\n")
+        "and pin as they were\n"
+    )
     assert not out.exists() and not [path for path in sandbox.iterdir() if path.name.startswith(".")], "no leftovers"
 
 
@@ -208,9 +232,14 @@ def test_two_processes_pinning_different_envs_at_once_both_land(tmp_path: Path) 
     shutil.copy(PACKAGED_REGISTRY, registry_file)
     folders = {"GridWorld-v0": fake_baseline(tmp_path / "a", 0.25), "TicTacToe-v0": fake_baseline(tmp_path / "b", 0.5)}
     processes = [
-        subprocess.Popen([sys.executable, "-c", PIN_SCRIPT, env_id, str(folder), str(registry_file)],
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", PIN_SCRIPT, env_id, str(folder), str(registry_file)],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for env_id, folder in folders.items()
     ]
     for process in processes:  # both imported and waiting: then both start their pins together
@@ -233,15 +262,23 @@ def test_a_pin_waits_for_the_registry_lock_and_then_rereads_the_file(tmp_path: P
     shutil.copy(PACKAGED_REGISTRY, registry_file)
     other = fake_baseline(tmp_path / "other", 0.75)
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from parallax_zoo.locking import exclusive_lock; "
-         "from parallax_zoo.baselines.registry_update import pin_baseline, registry_lock_path; path = Path(sys.argv[1]); "
-         "lock = exclusive_lock(registry_lock_path(path), 10); lock.__enter__(); print('held', flush=True); "
-         "time.sleep(2); from parallax_zoo.baselines import registry_update as pinning; from parallax_zoo.catalogue import pins; "
-         "pinning.write_text_atomic(path, pinning.pinned_text(path.read_text(), 'TicTacToe-v0', "
-         "pinning.folder_pin('TicTacToe-v0', Path(sys.argv[2]))[0], 0.75)); lock.__exit__(None, None, None)",
-         str(registry_file), str(other)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from parallax_zoo.locking import exclusive_lock; "
+            "from parallax_zoo.baselines.registry_update import pin_baseline, registry_lock_path; "
+            "path = Path(sys.argv[1]); "
+            "lock = exclusive_lock(registry_lock_path(path), 10); lock.__enter__(); print('held', flush=True); "
+            "time.sleep(2); from parallax_zoo.baselines import registry_update as pinning; "
+            "from parallax_zoo.catalogue import pins; "
+            "pinning.write_text_atomic(path, pinning.pinned_text(path.read_text(), 'TicTacToe-v0', "
+            "pinning.folder_pin('TicTacToe-v0', Path(sys.argv[2]))[0], 0.75)); lock.__exit__(None, None, None)",
+            str(registry_file),
+            str(other),
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
