@@ -3,6 +3,7 @@
     parallax-zoo maintain remeasure [ENV_ID ...]          # re-evaluate shipped baselines, rewrite eval.json, re-pin
     parallax-zoo maintain anchors [--write] [ENV_ID ...]  # fit the opponent ladder's Elo anchors again
     parallax-zoo maintain fine-tune ENV_ID START OUT      # fine-tune a board baseline against the ladder
+    parallax-zoo maintain batch [ENV_ID ...] [--namespace NS] [--pin]  # make many baselines, resumable
 
 Each id is resolved here, once, into its spec and env; the jobs below take those.
 """
@@ -68,10 +69,39 @@ def _fine_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _batch(args: argparse.Namespace) -> int:
+    from parallax_zoo.baselines.batch import FAILED, TABLE_HEADER, run_batch, table_line
+    from parallax_zoo.catalogue import registry
+
+    if args.namespace is None and not args.env_ids:
+        raise UserError("give the ids to make baselines of, or --namespace NS (e.g. --namespace gymnax)")
+    env_ids = list(args.env_ids) + ([] if args.namespace is None else registry.list_envs(namespace=args.namespace))
+    for env_id in env_ids:
+        registry.spec(env_id)  # an unknown id stops the batch before anything trains
+    if args.seeds < 1:
+        raise UserError(f"--seeds {args.seeds}: give the number of seeds per id, 1 or more")
+    print(TABLE_HEADER, flush=True)
+    rows = run_batch(
+        list(dict.fromkeys(env_ids)),
+        seed=args.seed,
+        seeds=args.seeds,
+        pin=args.pin,
+        out_root=args.out,
+        total_timesteps=args.total_timesteps,
+        on_row=lambda rows, left: print(table_line(rows, left), flush=True),
+    )
+    failed = [row.env_id for row in rows if row.status == FAILED]
+    if failed:
+        print(f"{len(failed)} of {len(rows)} ids failed: {', '.join(failed)}; run the batch again to retry them")
+    return 1 if failed else 0
+
+
 def add_maintain_command(commands: Any) -> None:
     """The `maintain` command and its subcommands, on the command line's subparsers `commands` (the jobs' modules
     are imported when a job runs, so building the parser stays quick)."""
-    maintain = commands.add_parser("maintain", help="re-measure baselines, fit the Elo anchors, fine-tune a baseline")
+    maintain = commands.add_parser(
+        "maintain", help="re-measure baselines, fit the Elo anchors, fine-tune a baseline, make many"
+    )
     jobs = maintain.add_subparsers(
         dest="job", required=True, metavar="JOB", help="the job; `parallax-zoo maintain JOB --help` lists its flags"
     )
@@ -107,3 +137,21 @@ def add_maintain_command(commands: Any) -> None:
     fine_tune.add_argument("out", help="the baseline folder to write")
     fine_tune.add_argument("--seed", type=int, default=0, help="seed of the fine-tune (default 0)")
     fine_tune.set_defaults(run=_fine_tune)
+
+    batch = jobs.add_parser(
+        "batch", help="make the baselines of many ids (train, evaluate, card, pin), skipping the ids already done"
+    )
+    batch.add_argument("env_ids", nargs="*", help="ids to make baselines of (with --namespace: as well)")
+    batch.add_argument("--namespace", default=None, help="every id of this namespace (gymnax, pgx, ...)")
+    batch.add_argument("--seed", type=int, default=0, help="the first seed of each id, the one pinned (default 0)")
+    batch.add_argument("--seeds", type=int, default=3, help="seeds trained per id, SEED upwards (default 3)")
+    batch.add_argument(
+        "--pin", action="store_true", help="write each as the official baseline (baselines/ID) and pin it"
+    )
+    batch.add_argument(
+        "--out", type=Path, default=Path("runs"), help="folder of the runs without --pin (default runs/)"
+    )
+    batch.add_argument(
+        "--total-timesteps", type=int, default=None, help="env steps per seed for every id (overrides the configs)"
+    )
+    batch.set_defaults(run=_batch)

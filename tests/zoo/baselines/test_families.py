@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import parallax_zoo
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.baselines.families import FAMILIES, FAMILY_CONFIGS, family_config_path, family_of
 from parallax_zoo.baselines.training import BASELINE_CONFIGS, config_path, resolve_config
-from parallax_zoo.cli.main import main
 from parallax_zoo.policies import checkpoint
 
 
@@ -50,16 +47,3 @@ def test_every_registered_id_has_a_config_to_train_with():
         path = config_path(env_id)
         assert (path == family_config_path(env_spec)) != own, (env_id, path)
         assert resolve_config(env_id).env_id == env_id
-
-
-def test_an_id_without_a_config_trains_with_its_familys_and_says_so(tmp_path, capsys):
-    out = tmp_path / "catch"
-    code = main(["train", "gymnax/Catch-bsuite", "--total-timesteps", "1024", "--out", str(out)])
-    assert code == 0
-    printed = capsys.readouterr().out
-    assert f"gymnax/Catch-bsuite: hyperparameters from {FAMILY_CONFIGS / 'ppo.yaml'}" in printed
-    written = checkpoint.load_config(out / "config.yaml")
-    family = checkpoint.load_config(FAMILY_CONFIGS / "ppo.yaml")
-    assert written.env_id == "gymnax/Catch-bsuite" and written.total_timesteps == 1024
-    assert (written.learning_rate, written.hidden_sizes) == (family.learning_rate, family.hidden_sizes)
-    assert json.loads((out / "eval.json").read_text())["env_id"] == "gymnax/Catch-bsuite"

@@ -1,0 +1,45 @@
+"""`parallax-zoo maintain batch`: many ids in one command, a failing id reported and passed over, ids already
+done skipped on the next run (docs/baselines.md, "Batches")."""
+
+from __future__ import annotations
+
+import json
+
+from parallax_zoo.baselines.families import FAMILY_CONFIGS
+from parallax_zoo.cli.main import main
+from parallax_zoo.policies import checkpoint
+
+
+def test_a_batch_trains_each_id_with_its_config_reports_failures_and_resumes(tmp_path, capsys):
+    command = ["maintain", "batch", "gymnax/DeepSea-bsuite", "mjx/Go1JoystickFlatTerrain", "--seeds", "2"]
+    command += ["--total-timesteps", "1024", "--out", str(tmp_path)]
+    assert main(command) == 1  # an id failed: the exit status says so
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["id", "status", "seeds"]
+    trained = next(line for line in lines if line.startswith("gymnax/DeepSea-bsuite"))
+    assert trained.split()[1:3] == ["trained", "2"] and trained.split()[3] == "1024"
+    failed = next(line for line in lines if line.startswith("mjx/Go1JoystickFlatTerrain"))
+    assert failed.split()[1] == "failed"
+    reason = lines[lines.index(failed) + 1]
+    assert "MuJoCo Menagerie's robot assets (unitree_go1)" in reason and "Traceback" not in reason
+    assert lines[-1].startswith("1 of 2 ids failed: mjx/Go1JoystickFlatTerrain")
+
+    for seed in (0, 1):  # every seed's folder whole, trained with the family default (DeepSea has no config)
+        folder = tmp_path / "gymnax-DeepSea-bsuite" / f"seed{seed}"
+        assert sorted(p.name for p in folder.iterdir()) == sorted(
+            ["README.md", "config.yaml", "curve.png", "eval.json", "model.safetensors"]
+        )
+        config = checkpoint.load_config(folder / "config.yaml")
+        assert config.learning_rate == checkpoint.load_config(FAMILY_CONFIGS / "ppo.yaml").learning_rate
+    score = json.loads((tmp_path / "gymnax-DeepSea-bsuite" / "seed0" / "eval.json").read_text())["mean"]
+
+    assert main(command[:3] + command[4:]) == 0  # again, without the failing id: nothing is trained twice
+    again = capsys.readouterr().out.splitlines()[1].split()
+    assert again[:3] == ["gymnax/DeepSea-bsuite", "done", "before"] and float(again[-3]) == round(score, 3)
+
+
+def test_a_batch_refuses_an_unknown_id_before_training_anything(tmp_path, capsys):
+    code = main(["maintain", "batch", "gymnax/DeepSea-bsuite", "gymnax/Nope-v0", "--out", str(tmp_path)])
+    assert code == 2
+    assert "Nope-v0" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
