@@ -52,8 +52,10 @@ CONFIG = PPOConfig(
     ent_coef=0.0,
     hidden_sizes=(256, 256),
     normalize_obs=True,
+    normalize_rewards=True,
 )
-"""PureJaxRL's `ppo_continuous_action.py` settings, but 4 updates (its 5e7 steps take hours on a CPU)."""
+"""PureJaxRL's `ppo_continuous_action.py` settings (NORMALIZE_ENV: observations and rewards), but 4 updates (its 5e7
+steps take hours on a CPU)."""
 
 
 class GymnaxAsBrax:

@@ -1,4 +1,4 @@
-"""Running mean and variance of observations, for PPO's optional observation normalisation.
+"""Running mean and variance of observations and of returns, for PPO's optional normalisations.
 
 The statistics live in the train state and are saved with the params, so
 evaluation normalises exactly as training did.
@@ -73,3 +73,35 @@ class ObsNormalizer:
             self.observation.update(observation, active),
             self.global_observation.update(global_observation),
         )
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class RewardNormalizer:
+    """Rewards divided by the running standard deviation of each slot's discounted return, as PureJaxRL's
+    `NormalizeVecReward` does for continuous control (docs/baselines.md, "Continuous actions beside PureJaxRL"):
+    the critic then learns returns of about unit scale whatever the env's reward scale. Only training sees the
+    scaled rewards; episode returns and evaluation stay in the env's own units."""
+
+    returns: Float[Array, "envs agents"]
+    """Each env slot's discounted return so far in its episode."""
+    stats: RunningMeanStd
+
+    @classmethod
+    def create(cls, num_envs: int, num_agents: int) -> RewardNormalizer:
+        return cls(jnp.zeros((num_envs, num_agents)), RunningMeanStd.create(1))
+
+    def scale(
+        self, reward: Float[Array, "T envs agents"], episode_end: Array, active: Array, gamma: float
+    ) -> tuple[RewardNormalizer, Float[Array, "T envs agents"]]:
+        """Fold a rollout's discounted returns (active slots only) into the statistics, then scale its rewards."""
+
+        def accumulate(returns: Array, step: tuple[Array, Array]) -> tuple[Array, Array]:
+            step_reward, end = step
+            returns = returns * gamma + step_reward
+            return jnp.where(end, 0.0, returns), returns
+
+        carried, returns = jax.lax.scan(accumulate, self.returns, (reward, episode_end))
+        stats = self.stats.update(returns[..., None], active)
+        scaled = reward / jnp.sqrt(stats.var[0] + EPSILON)
+        return RewardNormalizer(carried, stats), scaled

@@ -32,7 +32,7 @@ from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.advantages import estimate_advantages
 from parallax_zoo.agents.field_ranges import FieldRange, out_of_range
 from parallax_zoo.agents.networks import ACTIVATIONS, ActorCritic, Params
-from parallax_zoo.agents.normalizer import ObsNormalizer
+from parallax_zoo.agents.normalizer import ObsNormalizer, RewardNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.recurrent import Memory, recurrent_actor_critic
 from parallax_zoo.agents.rollout import Transition, collect, collect_recurrent, episode_stats
@@ -66,6 +66,7 @@ class PPOConfig:
     num_minibatches: int = 4
     normalize_advantages: bool = True
     normalize_obs: bool = False
+    normalize_rewards: bool = False
     hidden_sizes: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     vtrace: bool = False
@@ -163,6 +164,7 @@ class TrainState:
     env_state: Any
     key: PRNGKeyArray
     memory: Memory | None = None
+    reward_normalizer: RewardNormalizer | None = None
 
 
 @jax.tree_util.register_dataclass
@@ -416,7 +418,11 @@ def init_train_state(
     memory = None
     if config.recurrent:
         memory = shard_env_batch(Policy(model, params).initial_memory((config.num_envs,)), mesh)
-    return TrainState(params, optimizer.init(params), normalizer, env_state, key, memory)
+    rewards = None
+    if config.normalize_rewards:  # each env's running return lives with its env on the mesh; the statistics replicated
+        rewards = RewardNormalizer.create(config.num_envs, model.num_agents)
+        rewards = dataclasses.replace(rewards, returns=shard_env_batch(rewards.returns, mesh))
+    return TrainState(params, optimizer.init(params), normalizer, env_state, key, memory, rewards)
 
 
 def make_update(
@@ -437,6 +443,16 @@ def make_update(
     if config.recurrent and opponent is not None:
         raise ValueError("policy=recurrent does not train against a seated opponent yet: use policy=feedforward")
 
+    def scale_rewards(
+        rewards: RewardNormalizer | None, trajectory: Transition
+    ) -> tuple[RewardNormalizer | None, Transition]:
+        """The trajectory the learner sees: its rewards scaled with `normalize_rewards`, else as collected."""
+        if rewards is None:
+            return None, trajectory
+        end = trajectory.termination | trajectory.truncation
+        rewards, scaled = rewards.scale(trajectory.reward, end, trajectory.active, config.gamma)
+        return rewards, dataclasses.replace(trajectory, reward=scaled)
+
     def update(state: TrainState, _: Any) -> tuple[TrainState, Metrics]:
         key, rollout_key, learn_key = jax.random.split(state.key, 3)
         policy = Policy(model, state.params, state.normalizer)
@@ -449,11 +465,13 @@ def make_update(
                 env, policy, opponent, state.env_state, rollout_key, config.num_steps, mesh
             )
         last_value = policy.value(read_slots(env_state))
-        policy, opt_state, loss_metrics = learn(policy, state.opt_state, trajectory, last_value, learn_key)
+        rewards, learned = scale_rewards(state.reward_normalizer, trajectory)
+        policy, opt_state, loss_metrics = learn(policy, state.opt_state, learned, last_value, learn_key)
         normalizer = state.normalizer
         if normalizer is not None:
             normalizer = normalizer.update(trajectory.observation, trajectory.global_observation, trajectory.active)
-        next_state = TrainState(replicate(policy.params, mesh), opt_state, normalizer, env_state, key)
+        params = replicate(policy.params, mesh)
+        next_state = TrainState(params, opt_state, normalizer, env_state, key, reward_normalizer=rewards)
         return next_state, {**episode_metrics(trajectory, env_state), **loss_metrics}
 
     def recurrent_update(
@@ -465,14 +483,13 @@ def make_update(
             env, policy, state.env_state, memory, rollout_key, config.num_steps, mesh
         )
         last_value = policy.value_memory(next_memory.at_step_start(), read_slots(env_state))
-        policy, opt_state, loss_metrics = learn(
-            policy, state.opt_state, trajectory, last_value, learn_key, memory.hidden
-        )
+        rewards, learned = scale_rewards(state.reward_normalizer, trajectory)
+        policy, opt_state, loss_metrics = learn(policy, state.opt_state, learned, last_value, learn_key, memory.hidden)
         normalizer = state.normalizer
         if normalizer is not None:
             normalizer = normalizer.update(trajectory.observation, trajectory.global_observation, trajectory.active)
         params = replicate(policy.params, mesh)
-        next_state = TrainState(params, opt_state, normalizer, env_state, key, next_memory)
+        next_state = TrainState(params, opt_state, normalizer, env_state, key, next_memory, rewards)
         return next_state, {**episode_metrics(trajectory, env_state), **loss_metrics}
 
     return update
