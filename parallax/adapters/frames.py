@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes.util
 import math
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -251,9 +252,19 @@ def mujoco_renderer_problem() -> str | None:
 
     Without a display and with `MUJOCO_GL` unset, MuJoCo would try GLFW and
     fail, so `MUJOCO_GL` is set to `egl` where libEGL is found (before
-    mujoco is imported; it reads the variable once).
+    mujoco is imported; it reads the variable once). Where something imported
+    mujoco before that could happen, this says so instead of letting GLFW fail
+    (or abort the process) when the first frame is drawn.
     """
-    if os.environ.get("MUJOCO_GL") or os.environ.get("DISPLAY"):
+    if os.environ.get("DISPLAY"):
+        return None
+    chosen = sys.modules.get("mujoco.rendering.classic.gl_context")
+    if chosen is not None and getattr(chosen, "_MUJOCO_GL", None) == "":
+        return (  # MuJoCo took GLFW when it was imported with MUJOCO_GL unset, and cannot change now
+            "MuJoCo's renderer on GLFW, which needs a display: mujoco was first imported with MUJOCO_GL unset, by "
+            "a library loaded before any env that draws with it; start Python with MUJOCO_GL=egl (or osmesa) set"
+        )
+    if os.environ.get("MUJOCO_GL"):
         return None
     if ctypes.util.find_library("EGL"):
         os.environ["MUJOCO_GL"] = "egl"

@@ -193,6 +193,7 @@ def build_jaxmarl(env_id: str, foreign_id: str, kwargs: Mapping[str, Any], max_s
     Hanabi) gets a `TimeLimit` for a `max_steps` shorter than its own episode
     length (any, for Hanabi, which has none); a longer one is refused.
     """
+    mujoco_renderer_problem()  # JaxMARL imports Brax, and so MuJoCo, which reads MUJOCO_GL once
     jaxmarl = import_optional("jaxmarl", "jaxmarl", env_id)
     adapter = import_optional("parallax.adapters.jaxmarl", "jaxmarl", env_id)
     with mujoco_warnings_as_python_warnings(import_mujoco=False):

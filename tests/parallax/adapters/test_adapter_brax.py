@@ -231,3 +231,45 @@ def test_mujocos_model_warnings_reach_python_not_the_terminal_or_a_log_file_in_t
     assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
     assert "WARNING: compiler attribute" not in process.stdout + process.stderr
     assert process.stdout.strip() == "True", process.stdout
+
+
+def _run_headless(script: str, tmp_path) -> str:
+    """`script` in a fresh Python without a display or MUJOCO_GL (as on a server), its stdout."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "MUJOCO_GL")}
+    process = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600
+    )
+    assert process.returncode == 0, process.stderr[-2000:]  # in particular, not aborted by GLFW
+    return process.stdout
+
+
+def test_mujoco_imported_before_the_renderer_is_set_up_is_named_not_a_crash_later(tmp_path):
+    """MuJoCo picks its OpenGL backend once, at import: imported with MUJOCO_GL unset and no display, it has GLFW,
+    which cannot draw here; the renderer check says so, and how to start Python, instead of GLFW failing."""
+    out = _run_headless(
+        "import mujoco\nfrom parallax.adapters.frames import mujoco_renderer_problem\nprint(mujoco_renderer_problem())",
+        tmp_path,
+    )
+    assert "mujoco was first imported with MUJOCO_GL unset" in out and "MUJOCO_GL=egl" in out, out
+
+
+@pytest.mark.slow  # compiles a Brax env and imports JaxMARL
+def test_a_jaxmarl_env_made_first_leaves_brax_drawing(tmp_path):
+    """JaxMARL imports Brax and so MuJoCo: making one of its envs first must not leave MuJoCo on GLFW."""
+    out = _run_headless(
+        "import jax, parallax_zoo\n"
+        "from parallax.adapters.frames import RenderUnavailableError\n"
+        "from parallax_zoo.judging.recording import random_act, record\n"
+        "parallax_zoo.make('jaxmarl/MPE_simple_spread_v3')\n"
+        "env = parallax_zoo.make('brax/inverted_pendulum')\n"
+        "try:\n"
+        "    print(record(env, random_act(env), jax.random.key(0), 2).frames.shape)\n"
+        "except RenderUnavailableError as error:\n"
+        "    print(error)\n",
+        tmp_path,
+    )
+    assert "GLFW" not in out, out
