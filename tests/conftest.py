@@ -9,6 +9,7 @@ from typing import Any
 import jax
 import pytest
 
+from parallax.adapters.frames import mujoco_renderer_problem
 from parallax_zoo.catalogue import registry
 
 CACHE_BYTES = 4 * 2**30
@@ -30,6 +31,9 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(CACHE_BYTES)
     jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
     jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
+    # The zoo points MUJOCO_GL at a headless OpenGL before it imports MuJoCo, which reads it once; tests that import
+    # Brax or MuJoCo themselves share the worker with tests that draw, so they get the same choice first.
+    mujoco_renderer_problem()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
