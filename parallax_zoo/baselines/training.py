@@ -52,6 +52,8 @@ from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
 from parallax_zoo.judging.anchors import anchored_rating
 from parallax_zoo.judging.evaluation import evaluate
+from parallax_zoo.judging.ratings import Rating
+from parallax_zoo.judging.seed_statistics import SeedStatistics, over_seeds
 from parallax_zoo.locking import LockTimeout, exclusive_lock
 from parallax_zoo.policies import checkpoint, hub
 from parallax_zoo.policies.loading import load_folder
@@ -422,6 +424,15 @@ def train_baseline(
                     shown_as=target,
                 )
                 check_staged(env, staged[number])
+            if len(staged) > 1:  # each seed's score known: the statistics over seeds go into every folder
+                statistics = over_seeds(
+                    {
+                        n: json.loads((path / EVAL_FILE).read_text(encoding="utf-8"))["mean"]
+                        for n, path in staged.items()
+                    }
+                )
+                for number, target in folders.items():
+                    add_seed_statistics(env_id, staged[number], statistics, target.resolve() == mirror, target)
             with staging.deferred_interrupts():
                 for number, target in reversed(folders.items()):
                     place = _placement(staged[number], target)
@@ -480,7 +491,7 @@ def output_lock(folder: Path) -> Iterator[None]:
 def card_notes(record: dict[str, Any]) -> str:
     """The sentences an `eval.json` record adds to its card's summary: how the agent plays (a search and its
     measured cost per move) and how it was trained; the card is what the card writer makes of `eval.json`."""
-    return str(record.get("play_note", "")) + str(record.get("training_note", ""))
+    return "".join(str(record.get(note, "")) for note in ("play_note", "training_note", "seeds_note"))
 
 
 def previous_training_note(folder: Path) -> str:
@@ -516,32 +527,50 @@ def write_evaluation(
     how the policy fares against itself; `eval.json` and the card also give
     its Elo rating on the anchored scale (`anchors.anchored_rating`).
     """
-    env_id = env_spec.id
     saved = load_folder(folder, env)
-    config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
     evaluated = evaluate(env_spec, env, saved, baseline=saved)
     rating = anchored_rating(evaluated)
-    result = evaluated.to_dict()
     if training is None:
         training = previous_training_note(folder)
     policy_seed = training_seeds[0] if policy_seed is None else policy_seed
-    record = {**result, "training_seeds": training_seeds, "policy_seed": policy_seed}
+    record = {**evaluated.to_dict(), "training_seeds": training_seeds, "policy_seed": policy_seed}
     if rating is not None:
         record["elo"] = {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games}
     notes = {"play_note": play_description(env, saved), "training_note": training}
     record |= {key: note for key, note in notes.items() if note}
+    write_record(env_spec.id, folder, record, official, shown_as)
+
+
+def add_seed_statistics(
+    env_id: str, folder: Path, statistics: SeedStatistics, official: bool = True, shown_as: Path | None = None
+) -> None:
+    """Add the statistics over every training seed to an evaluated folder's `eval.json` (`over_seeds`) and card."""
+    record = json.loads((folder / EVAL_FILE).read_text(encoding="utf-8"))
+    record |= {"over_seeds": statistics.to_dict(), "seeds_note": statistics.sentence()}
+    write_record(env_id, folder, record, official, shown_as)
+
+
+def write_record(
+    env_id: str, folder: Path, record: dict[str, Any], official: bool = True, shown_as: Path | None = None
+) -> None:
+    """Write `record` as the folder's `eval.json` and the model card made from it (`write_evaluation`)."""
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
-    algorithm = checkpoint.config_to_dict(config)["algorithm"]
+    config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
+    elo = record.get("elo")
+    rating = (
+        None if elo is None else Rating(float(elo["elo"]), float(elo["low"]), float(elo["high"]), int(elo["games"]))
+    )
     card = model_card(
         env_id,
-        algorithm,
-        float(result["mean"]),
-        float(result["std"]),
-        int(result["episodes"]),
-        seed=policy_seed,
-        description=card_description(config, training_seeds, result, policy_seed) + card_notes(record),
+        checkpoint.config_to_dict(config)["algorithm"],
+        float(record["mean"]),
+        float(record["std"]),
+        int(record["episodes"]),
+        seed=record["policy_seed"],
+        description=card_description(config, record["training_seeds"], record, record["policy_seed"])
+        + card_notes(record),
         folder=None if official else (shown_as or folder),
-        opponents=evaluated.opponents,
+        opponents=record.get("opponents") or {},
         rating=rating,
     )
     write_text_atomic(folder / CARD_FILE, card)

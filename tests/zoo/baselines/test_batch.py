@@ -31,7 +31,14 @@ def test_a_batch_trains_each_id_with_its_config_reports_failures_and_resumes(tmp
         )
         config = checkpoint.load_config(folder / "config.yaml")
         assert config.learning_rate == checkpoint.load_config(FAMILY_CONFIGS / "ppo.yaml").learning_rate
-    score = json.loads((tmp_path / "gymnax-DeepSea-bsuite" / "seed0" / "eval.json").read_text())["mean"]
+    records = [json.loads((tmp_path / "gymnax-DeepSea-bsuite" / f"seed{n}" / "eval.json").read_text()) for n in (0, 1)]
+    score = records[0]["mean"]
+    for record in records:  # each seed's folder carries the statistics over both seeds, and its card says them
+        assert record["over_seeds"]["scores"] == {"0": records[0]["mean"], "1": records[1]["mean"]}
+        low, high = record["over_seeds"]["iqm_ci95"]
+        assert min(records[0]["mean"], records[1]["mean"]) <= low <= record["over_seeds"]["iqm"] <= high
+    card = (tmp_path / "gymnax-DeepSea-bsuite" / "seed1" / "README.md").read_text()
+    assert "Over the 2 training seeds the protocol scores are seed 0" in card and "interquartile mean" in card
 
     assert main(command[:3] + command[4:]) == 0  # again, without the failing id: nothing is trained twice
     again = capsys.readouterr().out.splitlines()[1].split()
