@@ -4,6 +4,7 @@
     parallax-zoo maintain anchors [--write] [ENV_ID ...]  # fit the opponent ladder's Elo anchors again
     parallax-zoo maintain fine-tune ENV_ID START OUT      # fine-tune a board baseline against the ladder
     parallax-zoo maintain batch [ENV_ID ...] [--namespace NS] [--pin]  # make many baselines, resumable
+    parallax-zoo maintain random-scores [ENV_ID ...] [--namespace NS] [--write]  # the random player's scores
 
 Each id is resolved here, once, into its spec and env; the jobs below take those.
 """
@@ -96,6 +97,24 @@ def _batch(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _random_scores(args: argparse.Namespace) -> int:
+    from parallax_zoo.catalogue import registry
+    from parallax_zoo.judging.random_scores import RANDOM_SCORES_FILE, measure_random_score, write_random_scores
+
+    env_ids = list(args.env_ids) + ([] if args.namespace is None else registry.list_envs(namespace=args.namespace))
+    for env_id in env_ids:
+        registry.spec(env_id)  # an unknown id stops the job before anything is measured
+    records = []
+    for env_id in dict.fromkeys(env_ids or registry.list_envs()):
+        record = measure_random_score(*resolve(env_id))
+        low, high = record["ci95"]
+        print(f"{env_id:40} random {record['mean']:.3f}  95% CI [{low:.3f}, {high:.3f}]", flush=True)
+        records.append((env_id, record))
+    if args.write:
+        print(f"wrote {write_random_scores(records, args.file or RANDOM_SCORES_FILE)}")
+    return 0
+
+
 def add_maintain_command(commands: Any) -> None:
     """The `maintain` command and its subcommands, on the command line's subparsers `commands` (the jobs' modules
     are imported when a job runs, so building the parser stays quick)."""
@@ -155,3 +174,14 @@ def add_maintain_command(commands: Any) -> None:
         "--total-timesteps", type=int, default=None, help="env steps per seed for every id (overrides the configs)"
     )
     batch.set_defaults(run=_batch)
+
+    random_scores = jobs.add_parser(
+        "random-scores", help="measure the random player's protocol score of ids (default every id)"
+    )
+    random_scores.add_argument("env_ids", nargs="*", help="ids to measure (default: every registered id)")
+    random_scores.add_argument("--namespace", default=None, help="every id of this namespace (gymnax, pgx, ...)")
+    random_scores.add_argument(
+        "--write", action="store_true", help="keep them in parallax_zoo/judging/random_scores.json (else print them)"
+    )
+    random_scores.add_argument("--file", type=Path, default=None, help="write to this file instead of the shipped one")
+    random_scores.set_defaults(run=_random_scores)

@@ -91,7 +91,9 @@ def test_leaderboard_shows_the_evaluations_it_runs(tmp_path):
     parallax_zoo.evaluate("GridWorld-v0", parallax_zoo.load_baseline("GridWorld-v0"), name="mine").save(
         results / "mine.json"
     )
-    process = run_cli("leaderboard", "--results", str(results), cwd=tmp_path)
+    process = run_cli("leaderboard", "--results", str(results), "--entrant", "GridWorld-v0=baseline", cwd=tmp_path)
     assert process.returncode == 0, process.stderr[-2000:]
-    assert "GridWorld-v0: evaluating random: 128/128 episodes" in process.stderr.replace("\r", "\n")
+    shown = process.stderr.replace("\r", "\n")
+    assert "GridWorld-v0: evaluating baseline:parallax-zoo/GridWorld-v0@main: 128/128 episodes" in shown
+    assert "evaluating random" not in shown  # its protocol score is shipped (random_scores.json): not played again
     assert "| GridWorld-v0 | 1 | mine |" in process.stdout

@@ -1,0 +1,31 @@
+"""The random player's shipped protocol scores: measured by `maintain random-scores`, kept per id, used only under
+the protocol they were measured with."""
+
+import dataclasses
+import json
+
+import parallax_zoo
+from parallax_zoo.cli.main import main
+from parallax_zoo.judging.random_scores import RANDOM_SCORES_FILE, stored_random_score
+
+
+def test_measured_scores_are_kept_per_id_and_count_only_under_their_protocol(tmp_path, capsys):
+    path = tmp_path / "random_scores.json"
+    assert main(["maintain", "random-scores", "GridWorld-v0", "TicTacToe-v0", "--write", "--file", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("GridWorld-v0") and f"wrote {path}" in printed
+    grid = stored_random_score(parallax_zoo.spec("GridWorld-v0"), path)
+    assert grid is not None and grid["episodes"] == 128 and grid["ci95"][0] <= grid["mean"] <= grid["ci95"][1]
+    assert grid["mean"] == parallax_zoo.evaluate("GridWorld-v0", "random").mean  # the protocol's own number
+    other_limit = dataclasses.replace(parallax_zoo.spec("GridWorld-v0"), max_steps=7)  # another protocol
+    assert stored_random_score(other_limit, path) is None
+
+    assert main(["maintain", "random-scores", "Race-v0", "--write", "--file", str(path)]) == 0  # adds, keeps the rest
+    assert sorted(json.loads(path.read_text())["envs"]) == ["GridWorld-v0", "Race-v0", "TicTacToe-v0"]
+
+
+def test_every_shipped_score_is_under_its_ids_current_protocol():
+    envs = json.loads(RANDOM_SCORES_FILE.read_text())["envs"]
+    assert envs, "random_scores.json holds no id"
+    stale = [env_id for env_id in envs if stored_random_score(parallax_zoo.spec(env_id)) is None]
+    assert not stale, f"re-measure with `parallax-zoo maintain random-scores --write {' '.join(stale)}`"
