@@ -52,11 +52,35 @@ def _info(args: argparse.Namespace) -> int:
         ("tags", ", ".join(env_spec.tags) or "-"),
         ("baseline", "-" if env_spec.baseline is None else f"{env_spec.baseline.repo_id}@{env_spec.baseline.revision}"),
         ("reference score", reference_score_cell(env_spec)),
+        ("random score", _random_score_cell(env_spec)),
+        ("trains with", _training_config_cell(env_spec)),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name.ljust(width)}  {value}")
     return 0
+
+
+def _random_score_cell(env_spec: EnvSpec) -> str:
+    """The random player's shipped protocol score and interval, or how to measure it."""
+    from parallax_zoo.judging.random_scores import stored_random_score
+
+    stored = stored_random_score(env_spec)
+    if stored is None:
+        return f"- (not measured under its protocol: parallax-zoo maintain random-scores {env_spec.id})"
+    low, high = stored["ci95"]
+    return f"{stored['mean']:.3f} (95% CI [{low:.3f}, {high:.3f}])"
+
+
+def _training_config_cell(env_spec: EnvSpec) -> str:
+    """The config `parallax-zoo train ID` uses: the baseline's, the id's own, or its family's default."""
+    from parallax_zoo.baselines.families import family_config_path, family_of
+    from parallax_zoo.baselines.training import config_path
+
+    path = config_path(env_spec.id)
+    if path == family_config_path(env_spec):
+        return f"the {family_of(env_spec)} family default ({path.name})"
+    return str(path)
 
 
 class RenderFlagError(UserError, ValueError):

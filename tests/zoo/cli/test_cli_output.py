@@ -4,6 +4,7 @@ argument, the demo's result without the env list, and what a rendered GIF holds.
 from __future__ import annotations
 
 import argparse
+import re
 import os
 import subprocess
 import sys
@@ -97,3 +98,12 @@ def test_leaderboard_shows_the_evaluations_it_runs(tmp_path):
     assert "GridWorld-v0: evaluating baseline:parallax-zoo/GridWorld-v0@main: 128/128 episodes" in shown
     assert "evaluating random" not in shown  # its protocol score is shipped (random_scores.json): not played again
     assert "| GridWorld-v0 | 1 | mine |" in process.stdout
+
+
+def test_info_says_the_random_players_score_and_what_train_would_use(capsys):
+    assert main(["info", "gymnax/Catch-bsuite"]) == 0
+    rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in capsys.readouterr().out.splitlines())
+    assert rows["random score"].startswith("-0.422 (95% CI [")  # random_scores.json, under its protocol
+    assert rows["trains with"] == "the ppo family default (ppo.yaml)"
+    assert main(["info", "pgx/hex"]) == 0
+    assert "not measured under its protocol: parallax-zoo maintain random-scores pgx/hex" in capsys.readouterr().out
