@@ -4,8 +4,8 @@ argument, the demo's result without the env list, and what a rendered GIF holds.
 from __future__ import annotations
 
 import argparse
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
