@@ -47,18 +47,35 @@ def policy_act(player: Player) -> ActFn:
     from parallax_zoo.agents.player_factories import as_player
     from parallax_zoo.agents.slots import read_slots
 
-    if getattr(player, "recurrent", False):
-        raise ValueError(
-            "recording does not carry a recurrent policy's hidden state yet, so its episodes cannot be rendered; "
-            "evaluate it instead (parallax-zoo eval)"
-        )
     greedy = as_player(None, player, greedy=True)  # no env needed: a player is never the random player's name
+    if getattr(greedy, "recurrent", False):
+        return RecurrentAct(greedy)
 
     def act(state: Any, key: PRNGKeyArray) -> Array:
         action, _, _ = greedy.act_slots(read_slots(state), key)
         return greedy.env_action(action)
 
     return act
+
+
+@dataclass(frozen=True)
+class RecurrentAct:
+    """A recurrent player as the recorder's `act`: `step(state, key, hidden)` carries its hidden state through the
+    scan from `initial_hidden()` (one episode is recorded, so it is never reset)."""
+
+    player: Any
+
+    def initial_hidden(self) -> Array:
+        return self.player.initial_memory(()).hidden
+
+    def step(self, state: Any, key: PRNGKeyArray, hidden: Array) -> tuple[Array, Array]:
+        from parallax_zoo.agents.slots import read_slots
+
+        hidden, action, _, _ = self.player.act_memory(hidden, read_slots(state), key)
+        return self.player.env_action(action), hidden
+
+    def __call__(self, state: Any, key: PRNGKeyArray) -> Array:
+        raise TypeError("a recurrent player acts with its hidden state: call step(state, key, hidden)")
 
 
 @dataclass(frozen=True)
@@ -118,20 +135,25 @@ def record(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> Recording
     @jax.jit
     def run(reset_key: PRNGKeyArray, scan_key: PRNGKeyArray) -> tuple[Any, Array, Array]:
         state = env.reset(key=reset_key)
+        hidden = act.initial_hidden() if isinstance(act, RecurrentAct) else jnp.zeros(())
 
         def body(
-            carry: tuple[Any, Array], step_key: PRNGKeyArray
-        ) -> tuple[tuple[Any, Array], tuple[Any, Array, Array]]:
-            state, ended = carry
-            next_state = env.step(state, act(state, step_key))
+            carry: tuple[Any, Array, Array], step_key: PRNGKeyArray
+        ) -> tuple[tuple[Any, Array, Array], tuple[Any, Array, Array]]:
+            state, ended, hidden = carry
+            if isinstance(act, RecurrentAct):
+                action, hidden = act.step(state, step_key, hidden)
+            else:
+                action = act(state, step_key)
+            next_state = env.step(state, action)
             reward = jnp.where(ended, 0.0, _reward_of(next_state))
             state = jax.tree_util.tree_map(lambda old, new: jnp.where(ended, old, new), state, next_state)
             ended = ended | state.done
-            return (state, ended), (draw(state), reward, ended)
+            return (state, ended, hidden), (draw(state), reward, ended)
 
         first = draw(state)
         _, (frames, rewards, ended) = jax.lax.scan(
-            body, (state, jnp.bool_(False)), jax.random.split(scan_key, num_steps)
+            body, (state, jnp.bool_(False), hidden), jax.random.split(scan_key, num_steps)
         )
         stack = lambda a, b: jnp.concatenate([a[None], b])  # noqa: E731
         frames = jax.tree_util.tree_map(stack, first, frames)
