@@ -561,14 +561,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"parallax-zoo {args.command}: {one_line(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"parallax-zoo {args.command}: interrupted; {INTERRUPTED.get(args.command, 'stopped')}", file=sys.stderr)
-        if argv is None:
-            # The process's own command line: end it here. A normal interpreter exit can crash in
-            # XLA's threads after an interrupt; everything to clean up has been cleaned up by now.
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(INTERRUPTED_EXIT)
-        return INTERRUPTED_EXIT
+        return _interrupted(args.command, argv is None)
+    except Exception as error:
+        if not caused_by_interrupt(error):
+            raise
+        return _interrupted(args.command, argv is None)
+
+
+def caused_by_interrupt(error: BaseException) -> bool:
+    """Whether Ctrl-C is behind `error`: a KeyboardInterrupt raised inside an import or a class body comes back
+    wrapped (Python 3.11 turns one in `__set_name__` into a RuntimeError), and is still the user's Ctrl-C."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _interrupted(command: str, whole_process: bool) -> int:
+    print(f"parallax-zoo {command}: interrupted; {INTERRUPTED.get(command, 'stopped')}", file=sys.stderr)
+    if whole_process:
+        # The process's own command line: end it here. A normal interpreter exit can crash in
+        # XLA's threads after an interrupt; everything to clean up has been cleaned up by now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(INTERRUPTED_EXIT)
+    return INTERRUPTED_EXIT
 
 
 INTERRUPTED_EXIT = 130

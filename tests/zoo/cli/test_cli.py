@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from parallax_zoo.cli.main import main
@@ -161,3 +162,22 @@ def test_maintenance_jobs_are_subcommands_and_a_job_without_a_recipe_is_one_line
         err
         == "parallax-zoo maintain: no fine-tuning recipe for 'Race-v0'; recipes exist for ConnectFour-v0, Othello-v0\n"
     )
+
+
+def test_ctrl_c_wrapped_by_python_inside_an_import_is_still_one_line_and_130(monkeypatch, capsys):
+    """Ctrl-C landing inside a lazy import can come back as another exception (Python 3.11 wraps one raised in
+    `__set_name__` in a RuntimeError); it is still the user's interrupt, not a traceback."""
+    cli = sys.modules["parallax_zoo.cli.main"]  # the module: the package's `main` attribute is the function
+
+    def interrupted_import(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise RuntimeError("Error calling __set_name__") from interrupt
+
+    monkeypatch.setattr(cli, "_info", interrupted_import)
+    assert cli.main(["info", "GridWorld-v0"]) == 130
+    assert capsys.readouterr().err == "parallax-zoo info: interrupted; stopped\n"
+    monkeypatch.setattr(cli, "_info", lambda args: 1 / 0)  # any other error is not taken for an interrupt
+    with pytest.raises(ZeroDivisionError):
+        cli.main(["info", "GridWorld-v0"])
