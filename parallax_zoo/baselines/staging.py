@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def staging_folder(target: Path) -> Path:
@@ -86,3 +87,30 @@ def deferred_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextmanager
+def interrupts_noticed() -> Iterator[Callable[[], None]]:
+    """For the block, Ctrl-C raises KeyboardInterrupt as usual and is also remembered: the function yielded raises
+    it again at a safe point if the first one was swallowed (Python only prints one raised inside a finalizer), so
+    a long run still stops. Leaves a SIGINT handler other than Python's default (a notebook's) alone."""
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield lambda: None
+        return
+    seen: list[int] = []
+
+    def remember(signum: int, frame: Any) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    def check() -> None:
+        if seen:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, remember)
+    try:
+        yield check
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

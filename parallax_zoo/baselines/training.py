@@ -200,11 +200,13 @@ def train_seeds(
         desc=f"{config.env_id} x{len(seeds)} seed{'s' if len(seeds) > 1 else ''}",
         bar_format=bar_format,
     ) as bar:
-        for segment in range(training.count):
-            state, points = training.run(state, jax.random.key(segment))
-            returns.append(np.asarray(points))
-            bar.set_postfix(mean_return=f"{float(returns[-1][:, -1].mean()):.3f}")
-            bar.update(steps_per_segment)
+        with staging.interrupts_noticed() as stop_if_interrupted:
+            for segment in range(training.count):
+                state, points = training.run(state, jax.random.key(segment))
+                returns.append(np.asarray(points))
+                bar.set_postfix(mean_return=f"{float(returns[-1][:, -1].mean()):.3f}")
+                bar.update(steps_per_segment)
+                stop_if_interrupted()  # a Ctrl-C that a library swallowed still stops the run here
     return training.policy(state), np.concatenate(returns, axis=1), training
 
 

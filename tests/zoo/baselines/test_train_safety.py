@@ -379,3 +379,20 @@ def test_train_saves_every_seed_of_seeds_n_each_in_its_folder(
         assert f"these are seed {seed}'s weights" in (folder / "README.md").read_text()
         weights.add((folder / "model.safetensors").read_bytes())
     assert len(weights) == 2, "each folder holds its own seed's weights"
+
+
+def test_a_ctrl_c_a_library_swallows_still_stops_training_at_the_next_segment() -> None:
+    """Python only prints a KeyboardInterrupt raised inside a finalizer; training remembers the Ctrl-C and stops
+    at its next segment all the same."""
+    from parallax_zoo.baselines.staging import interrupts_noticed
+
+    with interrupts_noticed() as stop_if_interrupted:
+        stop_if_interrupted()  # nothing pressed yet: nothing happens
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)  # the handler runs here
+        except KeyboardInterrupt:
+            pass  # swallowed, as a finalizer would
+        with pytest.raises(KeyboardInterrupt):
+            stop_if_interrupted()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
