@@ -53,6 +53,12 @@ def sandbox(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def default_sigint() -> None:
+    """In the child, before it starts: SIGINT at its default, as a shell starts a command. An ignored SIGINT is
+    inherited across exec, and a library run earlier in this worker may have left it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def environment(sandbox: Path) -> dict[str, str]:
     return {
         **os.environ,
@@ -66,7 +72,13 @@ def train_process(sandbox: Path, *args: str) -> subprocess.Popen[str]:
     """`parallax-zoo train ARGS` on the sandbox's registry and mirror, as a real process."""
     command = [sys.executable, "-c", CLI_ON_REGISTRY, str(sandbox / "registry.yaml"), "train", *args]
     return subprocess.Popen(
-        command, cwd=sandbox, env=environment(sandbox), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=sandbox,
+        env=environment(sandbox),
+        preexec_fn=default_sigint,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -129,7 +141,13 @@ def test_an_interrupted_train_pin_force_leaves_the_pinned_baseline_whole(
     started = time.time()
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            command, cwd=sandbox, env=environment(sandbox), stdout=subprocess.PIPE, stderr=stderr, text=True
+            command,
+            cwd=sandbox,
+            env=environment(sandbox),
+            preexec_fn=default_sigint,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
         )
         try:
             if point == "weights":
@@ -161,6 +179,7 @@ def test_ctrl_c_during_train_stops_cleanly_in_one_line_with_exit_130(sandbox: Pa
             [str(SCRIPT), "train", "GridWorld-v0", "--config", str(sandbox / "long.yaml"), "--out", str(out)],
             cwd=sandbox,
             env=environment(sandbox),
+            preexec_fn=default_sigint,
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
@@ -386,6 +405,7 @@ def test_a_ctrl_c_a_library_swallows_still_stops_training_at_the_next_segment() 
     at its next segment all the same."""
     from parallax_zoo.baselines.staging import interrupts_noticed
 
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a command's own process
     with interrupts_noticed() as stop_if_interrupted:
         stop_if_interrupted()  # nothing pressed yet: nothing happens
         try:
@@ -396,3 +416,4 @@ def test_a_ctrl_c_a_library_swallows_still_stops_training_at_the_next_segment() 
         with pytest.raises(KeyboardInterrupt):
             stop_if_interrupted()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    signal.signal(signal.SIGINT, previous)
