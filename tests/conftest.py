@@ -15,6 +15,9 @@ from parallax_zoo.catalogue import registry
 CACHE_BYTES = 4 * 2**30
 """The cache's bound; with one set, JAX also locks its entries, so that no process reads one half-written."""
 _CACHE_FOLDER = pytest.StashKey[str]()
+MUJOCO_LOG = "MUJOCO_LOG.TXT"
+"""Where MuJoCo appends a warning that no handler took: the working folder, which for the tests is the checkout."""
+_MUJOCO_LOG_BEFORE = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,11 +32,29 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_CACHE_FOLDER] = folder
         os.environ["JAX_COMPILATION_CACHE_DIR"] = folder
         os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(CACHE_BYTES)
+        config.stash[_MUJOCO_LOG_BEFORE] = (config.rootpath / MUJOCO_LOG).exists()
     jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
     jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
     # The zoo points MUJOCO_GL at a headless OpenGL before it imports MuJoCo, which reads it once; tests that import
     # Brax or MuJoCo themselves share the worker with tests that draw, so they get the same choice first.
     mujoco_renderer_problem()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the session if some test let MuJoCo write its log into the checkout: the notebook test sees that only
+    when the write falls inside a notebook's run, so without this check the leak fails CI now and then."""
+    config = session.config
+    if _MUJOCO_LOG_BEFORE not in config.stash or config.stash[_MUJOCO_LOG_BEFORE]:
+        return
+    if (config.rootpath / MUJOCO_LOG).exists():
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        message = (
+            f"a test let MuJoCo write {config.rootpath / MUJOCO_LOG}: build MuJoCo models inside "
+            "parallax.adapters.mujoco_warnings.mujoco_warnings_as_python_warnings()"
+        )
+        if reporter is not None:
+            reporter.write_line(f"ERROR: {message}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
