@@ -1,5 +1,6 @@
 """MkDocs hooks: the environment catalogue pages (`catalogue_pages.py` beside this file), generated from
-registry.yaml at every build, and their place in the nav."""
+registry.yaml at every build, and their place in the nav; the scorecard and reproduction pages
+(`scorecard_pages.py`), generated from the shipped baselines."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from catalogue_pages import CATALOGUE_FOLDER, catalogue_pages, families  # MkDocs puts this folder on the path
 from mkdocs.structure.files import File, Files
+from scorecard_pages import scorecard_pages
 
 CATALOGUE_INDEX = f"{CATALOGUE_FOLDER}/index.md"
 
@@ -26,4 +28,6 @@ def on_files(files: Files, config: Any) -> Files:
     docs_folder = Path(config["docs_dir"])
     for path, markdown in catalogue_pages(docs_folder):
         files.append(File.generated(config, path, content=markdown))
+    for path, content in scorecard_pages(docs_folder):
+        files.append(File.generated(config, path, content=content))
     return files

@@ -118,3 +118,40 @@ def test_recorded_spaces_match_every_adapted_env() -> None:
         env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).kind not in BUILT_AT_SITE_BUILD
     ]
     _recorded_ids_match_the_built_envs(adapted)
+
+
+def test_the_scorecard_page_sums_up_every_pinned_baseline_from_the_shipped_files(site: Path) -> None:
+    from docs.scorecard_pages import namespace_scorecards, published_scores
+    from parallax_zoo.catalogue.registry import packaged_registry
+
+    published, _ = published_scores(ROOT / "docs")
+    cards = namespace_scorecards(ROOT / "baselines", published, packaged_registry())
+    text = _text(site / "scorecard" / "index.html")
+    pinned = [env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).baseline is not None]
+    assert sorted(i for card in cards for i in (*card.env_ids, *card.left_out)) == sorted(pinned)
+    assert all(env_id in text for env_id in pinned)
+    scored = [card for card in cards if card.env_ids]
+    assert scored, "some namespace has baselines with seeds enough to score"
+    for card in scored:
+        assert f"{card.iqm:.3f} [{card.iqm_ci95[0]:.3f}, {card.iqm_ci95[1]:.3f}]" in text
+        assert "<svg" in (site / "scorecard" / f"{card.namespace}.svg").read_text(encoding="utf-8")
+
+
+def test_the_reproduction_page_puts_every_published_number_beside_ours(site: Path) -> None:
+    from docs.scorecard_pages import published_scores
+
+    published, sources = published_scores(ROOT / "docs")
+    rows = re.findall(r"<tr>(.*?)</tr>", (site / "reproduction" / "index.html").read_text(encoding="utf-8"), re.S)[1:]
+    assert len(rows) == len(published) and {row.source for row in published} <= set(sources)
+    for row, html_row in zip(published, rows):
+        cells = [_text_of(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", html_row, re.S)]
+        assert cells[0] == row.env_id and cells[1].startswith(f"{row.value:g}")
+        env_spec = parallax_zoo.spec(row.env_id)
+        if env_spec.baseline is None:
+            assert cells[2] == "no pinned baseline yet"
+        else:
+            assert cells[4] == f"{env_spec.reference_score:.3f}" and cells[5].startswith("parallax-zoo train ")
+
+
+def _text_of(cell: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
