@@ -74,6 +74,23 @@ def replicate(tree: Tree, mesh: Mesh | None) -> Tree:
     return jax.lax.with_sharding_constraint(tree, replicated(mesh))
 
 
+def local_copy(tree: Tree) -> Tree:
+    """Every leaf as an array of this process alone, so one process can save and evaluate what all trained: a
+    leaf whole on every device (params, metrics) is read from this process's copy, any other is gathered from
+    every process (a collective: every process calls it, in the same order). Single-process leaves pass as they are."""
+
+    def one(leaf: Any) -> Any:
+        if not isinstance(leaf, jax.Array) or leaf.is_fully_addressable:
+            return leaf
+        if leaf.sharding.is_fully_replicated:
+            return leaf.addressable_data(0)
+        from jax.experimental import multihost_utils
+
+        return multihost_utils.process_allgather(leaf, tiled=True)
+
+    return jax.tree_util.tree_map(one, tree)
+
+
 def device_rows(array: jax.Array) -> dict[Any, int]:
     """How many rows of `array`'s leading axis each device holds: a way to see that a batch really is split."""
     return {shard.device: shard.data.shape[0] for shard in array.addressable_shards}

@@ -28,6 +28,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import AnyEnv
@@ -40,11 +41,13 @@ from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import PPOConfig, TrainState
 from parallax_zoo.agents.search import SearchPlayer, SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
+from parallax_zoo.agents.sharding import local_copy
 from parallax_zoo.agents.slots import read_slots
 from parallax_zoo.atomic import atomic_write, write_text_atomic
 from parallax_zoo.baselines import staging
 from parallax_zoo.baselines.families import family_config_path
 from parallax_zoo.baselines.model_card import model_card
+from parallax_zoo.baselines.processes import writes_files
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.pins import baseline_dirname
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
@@ -133,16 +136,19 @@ class SegmentedTraining:
     curve_label: str
 
 
-def segmented_training(config: PPOConfig, env: AnyEnv, opponent: Player | None = None) -> SegmentedTraining:
+def segmented_training(
+    config: PPOConfig, env: AnyEnv, opponent: Player | None = None, mesh: Mesh | None = None
+) -> SegmentedTraining:
     """The pieces `ppo.make_train` / `mappo.make_train` scan (`ppo.training`, `mappo.training`; self-play's
     snapshot matches left out: they never change the train state), vmapped over a leading seed axis and cut
-    into segments. `opponent` is the player a `MAPPOConfig`'s `opponent` names."""
+    into segments. `opponent` is the player a `MAPPOConfig`'s `opponent` names; with a `mesh`, each seed's env
+    batch is split across its devices (docs/scaling.md)."""
     if isinstance(config, MAPPOConfig):
-        pieces = mappo.training(config, env, opponent=opponent)
+        pieces = mappo.training(config, env, mesh=mesh, opponent=opponent)
     elif opponent is not None:
         raise ValueError("segmented_training: only a MAPPOConfig seats an opponent")
     else:
-        pieces = ppo.training(config, env)
+        pieces = ppo.training(config, env, mesh=mesh)
     length, count = segment_lengths(pieces.num_updates)
     zero_sum = isinstance(config, MAPPOConfig) and (config.self_play or opponent is not None)
     matches = (config.eval_episodes, config.eval_max_steps) if isinstance(config, MAPPOConfig) else (0, 0)
@@ -177,14 +183,21 @@ def segmented_training(config: PPOConfig, env: AnyEnv, opponent: Player | None =
 
 
 def train_seeds(
-    config: PPOConfig, env: AnyEnv, seeds: list[int], progress: bool = True, opponent: Player | None = None
+    config: PPOConfig,
+    env: AnyEnv,
+    seeds: list[int],
+    progress: bool = True,
+    opponent: Player | None = None,
+    mesh: Mesh | None = None,
 ) -> tuple[Policy, np.ndarray, SegmentedTraining]:
-    """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run.
+    """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run,
+    as arrays of this process (`sharding.local_copy`).
 
-    `opponent` is the player a `MAPPOConfig`'s `opponent` names (`player_factories.training_opponent`)."""
+    `opponent` is the player a `MAPPOConfig`'s `opponent` names (`player_factories.training_opponent`); a `mesh`
+    splits each seed's envs across its devices, those of every process after `processes.join_processes`."""
     from tqdm import tqdm
 
-    training = segmented_training(config, env, opponent)
+    training = segmented_training(config, env, opponent, mesh)
     state = training.init(jnp.stack([jax.random.key(seed) for seed in seeds]))
     steps_per_segment = config.total_timesteps // training.count // (config.num_envs * config.num_steps)
     steps_per_segment *= config.num_envs * config.num_steps * len(seeds)
@@ -203,11 +216,11 @@ def train_seeds(
         with staging.interrupts_noticed() as stop_if_interrupted:
             for segment in range(training.count):
                 state, points = training.run(state, jax.random.key(segment))
-                returns.append(np.asarray(points))
+                returns.append(np.asarray(local_copy(points)))
                 bar.set_postfix(mean_return=f"{float(returns[-1][:, -1].mean()):.3f}")
                 bar.update(steps_per_segment)
                 stop_if_interrupted()  # a Ctrl-C that a library swallowed still stops the run here
-    return training.policy(state), np.concatenate(returns, axis=1), training
+    return local_copy(training.policy(state)), np.concatenate(returns, axis=1), training
 
 
 def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: str, path: Path) -> None:
@@ -374,6 +387,7 @@ def train_baseline(
     pin: bool = False,
     registry_path: str | os.PathLike[str] | None = None,
     force: bool = False,
+    mesh: Mesh | None = None,
 ) -> Path:
     """Train `seeds` seeds (`seed`, `seed + 1`, ...) on `env` (the env of `env_spec`), each saved in its folder
     (`seed_folders`); returns seed `seed`'s.
@@ -385,6 +399,8 @@ def train_baseline(
     (`staging`); with `pin`, seed `seed`'s folder is pinned in registry.yaml in the
     same step, so an interrupted or failed run leaves the old folder and its pin as they were.
     A non-empty folder that is not an earlier run of `env_id` is refused unless `force` (`check_output_folder`).
+    With a `mesh` over the devices of several processes (`processes.join_processes`), every process trains and
+    process 0 alone checks, locks and writes the folders.
     """
     if seeds < 1:
         raise ValueError(f"--seeds must be >= 1 (the number of seeds trained, each saved), got {seeds}")
@@ -397,17 +413,22 @@ def train_baseline(
     search = resolve_search(env_id, config)
     seed_list = [seed + i for i in range(seeds)]
     folders = seed_folders(env_id, folder, seed_list)
-    for target in folders.values():
+    writer = writes_files()
+    for target in folders.values() if writer else ():
         check_output_folder(env_id, target, force)
     mirror = hub.mirror_folder(env_id).resolve()
     with ExitStack() as locks:
-        for target in folders.values():
+        for target in folders.values() if writer else ():
             locks.enter_context(output_lock(target))
             staging.recover(target, is_pinned_folder(env_id, registry_path) if target.resolve() == mirror else None)
         start = time.perf_counter()
-        policies, returns, training = train_seeds(resolved, env, seed_list, progress, opponent)
+        policies, returns, training = train_seeds(resolved, env, seed_list, progress and writer, opponent, mesh)
+        if not writer:
+            return folder
         minutes = (time.perf_counter() - start) / 60
         note = f" Training took {minutes:.1f} min of wall time on {os.cpu_count()} CPU cores."
+        if jax.process_count() > 1:
+            note = note[:-1] + f" in each of {jax.process_count()} processes, {len(jax.devices())} devices in all."
         staged: dict[int, Path] = {}
         try:
             for index, (number, target) in enumerate(folders.items()):

@@ -240,16 +240,32 @@ def _push(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from parallax_zoo.baselines.training import config_path, resolve_config, seed_folders, train_baseline
 
+    mesh = _join_processes(args)  # before anything else touches a device
     env_spec, env = resolve(args.env_id)
     config = _config_with_overrides(resolve_config(args.env_id, args.config), args)
-    print(f"{args.env_id}: hyperparameters from {config_path(args.env_id, args.config)}", flush=True)
+    writer = mesh is None or jax.process_index() == 0
+    if writer:
+        print(f"{args.env_id}: hyperparameters from {config_path(args.env_id, args.config)}", flush=True)
     if args.seeds < 1:
         raise UserError(f"--seeds {args.seeds}: give the number of seeds to train, 1 or more")
+    if mesh is not None:
+        _check_splits(config, mesh.size)
     folder = _train_folder(args, env_spec.baseline is not None)
     folders = seed_folders(args.env_id, folder, [args.seed + i for i in range(args.seeds)])
     folder = train_baseline(
-        env_spec, env, seed=args.seed, config=config, out_dir=folder, seeds=args.seeds, pin=args.pin, force=args.force
+        env_spec,
+        env,
+        seed=args.seed,
+        config=config,
+        out_dir=folder,
+        seeds=args.seeds,
+        pin=args.pin,
+        force=args.force,
+        mesh=mesh,
     )
+    if not writer:
+        print(f"{args.env_id}: process {jax.process_index()} trained its share; process 0 writes the folders")
+        return 0
     for seed, seed_folder in folders.items():
         score = json.loads((seed_folder / "eval.json").read_text())["mean"]
         print(f"{args.env_id}: seed {seed} written to {seed_folder}, evaluated mean return {score:.3f}")
@@ -264,6 +280,33 @@ def _train(args: argparse.Namespace) -> int:
             f"`--pin` makes a run the official baseline"
         )
     return 0
+
+
+def _join_processes(args: argparse.Namespace) -> Any:
+    """With --distributed or the three process flags, this process joins the others (`processes.join_processes`)
+    and training runs on one mesh over every process's devices; otherwise None, one process as usual."""
+    explicit = (args.coordinator, args.num_processes, args.process_id)
+    if not args.distributed and all(value is None for value in explicit):
+        return None
+    from parallax_zoo.agents.sharding import default_mesh
+    from parallax_zoo.baselines.processes import join_processes
+
+    count = join_processes(*explicit)
+    mesh = default_mesh()
+    if jax.process_index() == 0:
+        print(f"{args.env_id}: {count} processes joined, one mesh over {mesh.size} devices; process 0 writes")
+    return mesh
+
+
+def _check_splits(config: Any, devices: int) -> None:
+    """Every seed's envs, and the rows of each minibatch, must split evenly across the mesh's devices."""
+    rows = config.num_envs * config.num_steps // config.num_minibatches
+    if config.num_envs % devices or rows % devices:
+        suggestion = devices * max(1, -(-config.num_envs // devices))
+        raise UserError(
+            f"{config.num_envs} envs ({rows} rows per minibatch) cannot be split evenly across the {devices} devices "
+            f"of the processes: give --num-envs a multiple of {devices} (e.g. {suggestion})"
+        )
 
 
 def _train_folder(args: argparse.Namespace, pinned: bool) -> Path:
@@ -498,6 +541,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the official baseline (baselines/ENV_ID) and pin its hashes and score in registry.yaml",
     )
+    train.add_argument(
+        "--distributed",
+        action="store_true",
+        help="join the other processes a cluster launcher (SLURM, Open MPI) started: one run over all their devices, "
+        "process 0 writes (docs/scaling.md)",
+    )
+    train.add_argument(
+        "--coordinator", default=None, metavar="HOST:PORT", help="process 0's address, with the next two"
+    )
+    train.add_argument("--num-processes", type=int, default=None, metavar="N", help="how many processes join the run")
+    train.add_argument("--process-id", type=int, default=None, metavar="I", help="this process's index, 0 to N-1")
     train.add_argument(
         "--force",
         action="store_true",
