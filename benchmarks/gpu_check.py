@@ -83,7 +83,13 @@ REPORTED = (
 )
 """Versions printed besides the required ones: the CUDA plugin actually used and the rest of the stack."""
 
-SECTIONS = ("baselines", "envs", "boards", "ppo")
+SECTIONS = ("baselines", "envs", "boards", "ppo", "gpu-tier")
+DEFAULT_SECTIONS = ("baselines", "envs", "boards", "ppo")
+"""What runs unless --sections says otherwise; `gpu-tier` trains the ids of --gpu-tier, only when asked."""
+DEFAULT_GPU_TIER = ("mjx/CheetahRun", "brax/ant", "xminigrid/MiniGrid-FourRooms")
+"""The GPU tier ids `--sections gpu-tier` trains unless --gpu-tier names others: one of each kind of anchor."""
+DRY_GPU_TIER_ENVS = 4
+"""The dry run's envs per GPU tier id (one update of them), so that a CPU can run the section."""
 
 BASELINES = ("gymnax/CartPole-v1", "Race-v0")
 
@@ -264,6 +270,44 @@ def check_baseline(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str
         "normalised": normalised,
         "passed": normalised is not None and normalised >= 1 - TOLERANCE,
         "compared": sizes.baseline_updates is None,
+    }
+
+
+def train_gpu_tier(env_id: str, sizes: Sizes, work: Path, out: Path) -> dict[str, Any]:
+    """Train `env_id` with the GPU tier's configuration as `parallax-zoo train --tier gpu` does; its time beside
+    the estimate from the published anchor and its protocol score beside the published number."""
+    from parallax_zoo.baselines.gpu_tier import gpu_tier
+    from parallax_zoo.baselines.training import CURVE_FILE, EVAL_FILE, train_baseline
+    from parallax_zoo.catalogue.pins import baseline_dirname
+    from parallax_zoo.catalogue.registry import resolve
+
+    entry = gpu_tier()[env_id]
+    config = entry.config()
+    if sizes.baseline_updates is not None:  # the dry run: a few envs, one update
+        minibatches = min(config.num_minibatches, DRY_GPU_TIER_ENVS)
+        config = dataclasses.replace(
+            config,
+            num_envs=DRY_GPU_TIER_ENVS,
+            num_minibatches=minibatches,
+            total_timesteps=sizes.baseline_updates * DRY_GPU_TIER_ENVS * config.num_steps,
+        )
+    dirname = baseline_dirname(env_id)
+    start = time.perf_counter()
+    env_spec, env = resolve(env_id)
+    folder = train_baseline(env_spec, env, seed=0, config=config, out_dir=work / f"gpu-tier-{dirname}", progress=False)
+    seconds = time.perf_counter() - start
+    result = json.loads((folder / EVAL_FILE).read_text())
+    (out / f"curve-gpu-tier-{dirname}.png").write_bytes((folder / CURVE_FILE).read_bytes())
+    return {
+        "env_id": env_id,
+        "total_timesteps": config.total_timesteps,
+        "minutes": seconds / 60,
+        "estimated_minutes": entry.estimated_minutes(),
+        "anchor_hardware": entry.anchor.hardware if entry.anchor else None,
+        "mean": result["mean"],
+        "ci95": result["ci95"],
+        "published": entry.published,
+        "published_unit": entry.published_unit,
     }
 
 
@@ -450,6 +494,23 @@ def print_tables(results: dict[str, Any]) -> None:
             ],
             ("env", "envs", "updates", "compile s", "train s", "steps/s", "final return"),
         )
+    if isinstance(sections.get("gpu-tier"), list):
+        print_table(
+            "GPU tier, trained with --tier gpu (minutes include compiling; the estimate is the anchor's speed)",
+            [
+                (
+                    r["env_id"],
+                    f"{r['total_timesteps']:,}",
+                    f"{r['minutes']:.1f}",
+                    "-" if r["estimated_minutes"] is None else f"{r['estimated_minutes']:.1f}",
+                    r["anchor_hardware"] or "-",
+                    f"{r['mean']:.3f}",
+                    "-" if r["published"] is None else f"{r['published']:g} {r['published_unit']}",
+                )
+                for r in sections["gpu-tier"]
+            ],
+            ("env", "env steps", "minutes", "estimate", "anchor on", "score", "published"),
+        )
     for name, value in sections.items():
         if not isinstance(value, list):
             print(f"\n{name}: {value}")
@@ -461,8 +522,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "gpu-check", help="folder for results.json and the curves")
     parser.add_argument(
         "--sections",
-        default=",".join(SECTIONS),
-        help=f"comma-separated sections to run, in their fixed order (default all: {','.join(SECTIONS)})",
+        default=",".join(DEFAULT_SECTIONS),
+        help=f"comma-separated sections to run, in their fixed order: {','.join(SECTIONS)} "
+        f"(default {','.join(DEFAULT_SECTIONS)})",
+    )
+    parser.add_argument(
+        "--gpu-tier",
+        default=",".join(DEFAULT_GPU_TIER),
+        help=f"the GPU tier ids the gpu-tier section trains, comma-separated (default {','.join(DEFAULT_GPU_TIER)})",
     )
     parser.add_argument(
         "--budget-s",
@@ -474,6 +541,14 @@ def main() -> int:
     chosen = args.sections.split(",")
     if unknown := [name for name in chosen if name not in SECTIONS]:
         parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+    tier_ids = [env_id for env_id in args.gpu_tier.split(",") if env_id]
+    if "gpu-tier" in chosen:
+        from parallax_zoo.baselines.gpu_tier import gpu_tier
+
+        if unknown_ids := [env_id for env_id in tier_ids if env_id not in gpu_tier()]:
+            parser.error(
+                f"not in the GPU tier: {', '.join(unknown_ids)} (parallax_zoo/baselines/baseline_configs/gpu/tier.yaml)"
+            )
     if args.dry:
         os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {DRY_XLA_FLAGS}".strip()
     start = time.perf_counter()
@@ -490,6 +565,7 @@ def main() -> int:
             "envs": lambda: env_throughput(sizes),
             "boards": lambda: board_throughput(sizes),
             "ppo": lambda: ppo_throughput(sizes),
+            "gpu-tier": lambda: [train_gpu_tier(env_id, sizes, work, args.out) for env_id in tier_ids],
         }
         for name, run in sections.items():
             if name not in chosen:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from parallax_zoo.baselines.gpu_tier import gpu_tier, tier_sources
 from parallax_zoo.catalogue.pins import baseline_dirname
 from parallax_zoo.catalogue.registry import EnvSpec, Registry, namespace_of, packaged_registry
 from parallax_zoo.judging.random_scores import stored_random_score
@@ -222,7 +223,37 @@ def reproduction_page(
         lines.append(f"| `{row.env_id}` | {cell} | {seeds} | {iqm} | {pinned:.3f} | {command} | {time} |")
     lines += ["", "## Sources", ""]
     lines += [f"- **{name}**: {description}" for name, description in sources.items()]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + gpu_tier_section()) + "\n"
+
+
+def gpu_tier_section() -> list[str]:
+    """The GPU tier's table: each id's config, budget, published number and the GPU time its anchor gives."""
+    lines = [
+        "",
+        "## The GPU tier",
+        "",
+        "The ids that do not train on this project's CPU in budget ([Baselines](baselines.md#the-gpu-tier)), each",
+        "trained with `parallax-zoo train ID --tier gpu`: its configuration (a family file in",
+        "`parallax_zoo/baselines/baseline_configs/gpu/` with the id's changes in `tier.yaml`), the published number to",
+        "meet where its source gives one as a number, and the GPU time estimated from a published speed for the same",
+        "budget (compiling apart; on the anchor's hardware, for the anchor's trainer, not ours).",
+        "",
+        "| id | config | env steps | published | estimated GPU time | anchor |",
+        "|---|---|---|---|---|---|",
+    ]
+    for env_id, entry in gpu_tier().items():
+        config = entry.config()
+        published = "-" if entry.published is None else f"{entry.published:g} ({entry.published_unit})"
+        minutes = entry.estimated_minutes()
+        estimate = "no published anchor" if minutes is None else f"{minutes:.1f} min"
+        anchor = "-" if entry.anchor is None else f"{entry.anchor.hardware}, [{entry.anchor.source}](#gpu-tier-sources)"
+        lines.append(
+            f"| `{env_id}` | {entry.family} | {config.total_timesteps:,} | {published}, "
+            f"[{entry.published_source}](#gpu-tier-sources) | {estimate} | {anchor} |"
+        )
+    lines += ["", "### GPU tier sources", ""]
+    lines += [f"- **{name}**: {description}" for name, description in tier_sources().items()]
+    return lines
 
 
 def scorecard_pages(docs_folder: Path, registry: Registry | None = None) -> Iterator[tuple[str, str]]:

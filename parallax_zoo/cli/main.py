@@ -238,14 +238,23 @@ def _push(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from parallax_zoo.baselines.gpu_tier import GPU_CONFIGS, TIER_FILE, gpu_config, gpu_tier
     from parallax_zoo.baselines.training import config_path, resolve_config, seed_folders, train_baseline
 
+    if args.tier == "gpu" and args.config is not None:
+        raise UserError("--tier gpu and --config both choose the hyperparameters: give one of them")
+
     mesh = _join_processes(args)  # before anything else touches a device
+    if args.tier == "gpu":
+        config = _config_with_overrides(gpu_config(args.env_id), args)
+        source = f"{GPU_CONFIGS / gpu_tier()[args.env_id].family}.yaml with its changes in {TIER_FILE.name}"
+    else:
+        config = _config_with_overrides(resolve_config(args.env_id, args.config), args)
+        source = str(config_path(args.env_id, args.config))
     env_spec, env = resolve(args.env_id)
-    config = _config_with_overrides(resolve_config(args.env_id, args.config), args)
     writer = mesh is None or jax.process_index() == 0
     if writer:
-        print(f"{args.env_id}: hyperparameters from {config_path(args.env_id, args.config)}", flush=True)
+        print(f"{args.env_id}: hyperparameters from {source}", flush=True)
     if args.seeds < 1:
         raise UserError(f"--seeds {args.seeds}: give the number of seeds to train, 1 or more")
     if mesh is not None:
@@ -527,6 +536,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="seeds trained at once, SEED upwards, each saved: seed N beside the output folder as "
         "runs/ENV_ID/seedN (or OUT-seedN with --out) (default 1)",
+    )
+    train.add_argument(
+        "--tier",
+        choices=("cpu", "gpu"),
+        default="cpu",
+        help="gpu: the GPU tier's hyperparameters for the ids that do not train on a CPU in budget "
+        "(docs/baselines.md, 'The GPU tier'); default cpu, the shipped or family config",
     )
     train.add_argument("--total-timesteps", type=int, default=None, help="env steps per seed (overrides the config)")
     train.add_argument("--num-envs", type=int, default=None, help="parallel envs per seed (overrides the config)")

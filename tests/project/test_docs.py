@@ -139,9 +139,13 @@ def test_the_scorecard_page_sums_up_every_pinned_baseline_from_the_shipped_files
 
 def test_the_reproduction_page_puts_every_published_number_beside_ours(site: Path) -> None:
     from docs.scorecard_pages import published_scores
+    from parallax_zoo.baselines.gpu_tier import gpu_tier
 
     published, sources = published_scores(ROOT / "docs")
-    rows = re.findall(r"<tr>(.*?)</tr>", (site / "reproduction" / "index.html").read_text(encoding="utf-8"), re.S)[1:]
+    published_table, tier_table = re.findall(
+        r"<table>(.*?)</table>", (site / "reproduction" / "index.html").read_text(encoding="utf-8"), re.S
+    )
+    rows = re.findall(r"<tr>(.*?)</tr>", published_table, re.S)[1:]
     assert len(rows) == len(published) and {row.source for row in published} <= set(sources)
     for row, html_row in zip(published, rows):
         cells = [_text_of(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", html_row, re.S)]
@@ -151,6 +155,10 @@ def test_the_reproduction_page_puts_every_published_number_beside_ours(site: Pat
             assert cells[2] == "no pinned baseline yet"
         else:
             assert cells[4] == f"{env_spec.reference_score:.3f}" and cells[5].startswith("parallax-zoo train ")
+    tier_rows = [_text_of(row) for row in re.findall(r"<tr>(.*?)</tr>", tier_table, re.S)[1:]]
+    assert [row.split()[0] for row in tier_rows] == list(gpu_tier())  # every GPU tier id, with its estimate
+    cheetah = next(row for row in tier_rows if row.startswith("mjx/CheetahRun"))
+    assert "60,000,000" in cheetah and "2.3 min" in cheetah and "one A100" in cheetah
 
 
 def _text_of(cell: str) -> str:

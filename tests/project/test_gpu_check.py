@@ -108,7 +108,7 @@ def run_driver(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
 def test_sections_past_the_budget_are_recorded_as_skipped(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert run_driver(monkeypatch, "--out", str(tmp_path), "--budget-s", "0") == 1
     sections = json.loads((tmp_path / "results.json").read_text())["sections"]
-    assert list(sections) == list(gpu_check.SECTIONS)
+    assert list(sections) == list(gpu_check.DEFAULT_SECTIONS)  # the GPU tier trains only when asked
     assert all(value.startswith("skipped: ") and "over the 0 s budget" in value for value in sections.values())
 
 
@@ -128,6 +128,28 @@ def test_an_unknown_section_is_refused(monkeypatch: pytest.MonkeyPatch, capsys: 
         run_driver(monkeypatch, "--sections", "baselines,gpus")
     assert stop.value.code == 2
     assert "unknown section(s) gpus; choose from baselines, envs, boards, ppo" in capsys.readouterr().err
+
+
+def test_an_id_outside_the_gpu_tier_is_refused_before_anything_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        run_driver(monkeypatch, "--out", str(tmp_path), "--sections", "gpu-tier", "--gpu-tier", "brax/ant,brax/reacher")
+    assert stop.value.code == 2
+    assert "not in the GPU tier: brax/reacher" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()
+
+
+@pytest.mark.slow  # builds and compiles recurrent PPO on an XLand-MiniGrid env: about a minute on 2 cores
+def test_the_dry_run_trains_a_chosen_gpu_tier_id_in_one_offline_call(tmp_path: Path) -> None:
+    args = "--sections gpu-tier --gpu-tier xminigrid/MiniGrid-FourRooms"
+    done = run_script("benchmarks/gpu_check.sh", env=offline_env(tmp_path, GPU_CHECK_DRY="1", GPU_CHECK_ARGS=args))
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["sections"]["gpu-tier"]
+    assert row["env_id"] == "xminigrid/MiniGrid-FourRooms" and math.isfinite(row["mean"])
+    assert row["estimated_minutes"] == pytest.approx(9.0) and row["anchor_hardware"] == "one T4"
+    assert (tmp_path / "out" / "curve-gpu-tier-xminigrid-MiniGrid-FourRooms.png").is_file()
+    assert "GPU tier, trained with --tier gpu" in (tmp_path / "out" / "check.log").read_text()
 
 
 def test_the_wheel_script_downloads_exactly_the_carried_distributions() -> None:
