@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -19,6 +20,7 @@ from parallax_zoo.agents.networks import ActorCritic, uniform
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.policy import Policy, observation_slots
 from parallax_zoo.agents.recurrent import Memory
+from parallax_zoo.agents.rollout import RecurrentRolloutPolicy
 from parallax_zoo.agents.slots import Slots
 
 Rule = Callable[[Array], Array]
@@ -233,6 +235,58 @@ class Matchup:
 
     def env_action(self, action: Array) -> Array:
         return self.first.env_action(action)
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether either side keeps a hidden state; the rollout then carries both sides' (`act_memory`)."""
+        return _recurrent(self.first) or _recurrent(self.second)
+
+    def initial_memory(self, batch_shape: tuple[int, ...]) -> Memory:
+        """Each side's hidden state before the first move: a recurrent side's own, an empty one for the other."""
+        first, second = (_initial_hidden(side, batch_shape) for side in (self.first, self.second))
+        agents = next(h.shape[len(batch_shape)] for h in (first, second) if h is not None)
+        empty = jnp.zeros((*batch_shape, agents, 0))
+        return Memory(
+            (empty if first is None else first, empty if second is None else second), jnp.zeros(batch_shape, bool)
+        )
+
+    def act_memory(
+        self, hidden: tuple[Array, Array], slots: Slots, key: PRNGKeyArray
+    ) -> tuple[Any, Array, Array, Array]:
+        """Both sides move from their own hidden state (each already reset where an episode starts); each slot
+        keeps its side's action, log-probability and value, and each side's hidden state moves on."""
+        first_key, second_key = jax.random.split(key)
+        first_hidden, *first = _step_side(self.first, hidden[0], slots, first_key)
+        second_hidden, *second = _step_side(self.second, hidden[1], slots, second_key)
+
+        def pick(a: Array, b: Array) -> Array:
+            seat = self.first_slots.reshape(self.first_slots.shape + (1,) * (a.ndim - self.first_slots.ndim))
+            return jnp.where(seat, a, b)
+
+        action, log_prob, value = (pick(a, b) for a, b in zip(first, second))
+        return (first_hidden, second_hidden), action, log_prob, value
+
+    def value_memory(self, hidden: tuple[Array, Array], slots: Slots) -> Array:
+        values = [
+            cast(RecurrentRolloutPolicy, side).value_memory(h, slots) if _recurrent(side) else side.value(slots)
+            for side, h in zip((self.first, self.second), hidden)
+        ]
+        return jnp.where(self.first_slots, *values)
+
+
+def _recurrent(player: Player) -> bool:
+    return bool(getattr(player, "recurrent", False))
+
+
+def _initial_hidden(player: Player, batch_shape: tuple[int, ...]) -> Array | None:
+    return cast(RecurrentRolloutPolicy, player).initial_memory(batch_shape).hidden if _recurrent(player) else None
+
+
+def _step_side(player: Player, hidden: Array, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array, Array]:
+    """One side's move in every slot: a recurrent player from its hidden state, any other as it always acts."""
+    if _recurrent(player):
+        return cast(RecurrentRolloutPolicy, player).act_memory(hidden, slots, key)
+    return (hidden, *player.act_slots(slots, key))
 
 
 @dataclass(frozen=True)

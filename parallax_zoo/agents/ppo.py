@@ -36,7 +36,7 @@ from parallax_zoo.agents.normalizer import ObsNormalizer, RewardNormalizer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
 from parallax_zoo.agents.recurrent import Memory, recurrent_actor_critic
 from parallax_zoo.agents.rollout import Transition, collect, collect_recurrent, episode_stats
-from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against
+from parallax_zoo.agents.selfplay import TrainingOpponent, collect_against, collect_recurrent_against
 from parallax_zoo.agents.sharding import check_divisible, replicate, shard_env_batch
 from parallax_zoo.agents.shuffle import permutation
 from parallax_zoo.agents.slots import read_slots
@@ -440,8 +440,6 @@ def make_update(
     its slots count as inactive for learning.
     """
     learn = make_learner(config, optimizer, mesh)
-    if config.recurrent and opponent is not None:
-        raise ValueError("policy=recurrent does not train against a seated opponent yet: use policy=feedforward")
 
     def scale_rewards(
         rewards: RewardNormalizer | None, trajectory: Transition
@@ -479,9 +477,14 @@ def make_update(
     ) -> tuple[TrainState, Metrics]:
         memory = state.memory
         assert memory is not None
-        env_state, next_memory, trajectory = collect_recurrent(
-            env, policy, state.env_state, memory, rollout_key, config.num_steps, mesh
-        )
+        if opponent is None:
+            env_state, next_memory, trajectory = collect_recurrent(
+                env, policy, state.env_state, memory, rollout_key, config.num_steps, mesh
+            )
+        else:
+            env_state, next_memory, trajectory = collect_recurrent_against(
+                env, policy, opponent, state.env_state, memory, rollout_key, config.num_steps, mesh
+            )
         last_value = policy.value_memory(next_memory.at_step_start(), read_slots(env_state))
         rewards, learned = scale_rewards(state.reward_normalizer, trajectory)
         policy, opt_state, loss_metrics = learn(policy, state.opt_state, learned, last_value, learn_key, memory.hidden)

@@ -34,12 +34,13 @@ class Memory:
     exactly as the training replay does with the trajectory's `episode_start`.
     """
 
-    hidden: Float[Array, " *batch agents hidden"]
+    hidden: Any
+    """`[*batch, agents, hidden]`, or a tuple of them where several players share the slots (`players.Matchup`)."""
     episode_ended: Bool[Array, " *batch"]
 
-    def at_step_start(self) -> Float[Array, " *batch agents hidden"]:
+    def at_step_start(self) -> Any:
         """The hidden state the next step starts from: zeros in envs whose episode just ended."""
-        return reset_where(self.hidden, self.episode_ended)
+        return jax.tree_util.tree_map(lambda hidden: reset_where(hidden, self.episode_ended), self.hidden)
 
 
 def reset_where(hidden: Array, episode_start: Array) -> Array:

@@ -6,7 +6,8 @@ often, lets the opponent take the other slots and reports the side's
 results. `SnapshotBuffer` keeps earlier policies inside the jitted training
 loop so the current policy can be measured against them. `collect_against`
 is training's counterpart of `head_to_head`: a fixed `TrainingOpponent`
-holds one side of some training envs and only the learner's slots are learned from.
+holds one side of some training envs and only the learner's slots are learned from
+(`collect_recurrent_against` for a recurrent learner, its hidden state carried).
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.players import Greedy, Matchup, RandomPlayer
 from parallax_zoo.agents.policy import Policy
-from parallax_zoo.agents.rollout import Transition, collect, first_episode_returns
+from parallax_zoo.agents.recurrent import Memory
+from parallax_zoo.agents.rollout import (
+    RecurrentRolloutPolicy,
+    Transition,
+    collect,
+    collect_recurrent,
+    first_episode_returns,
+    is_recurrent,
+)
 from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 
 Results = dict[str, Any]
@@ -116,6 +125,30 @@ def collect_against(
     learner = seated_slots(state, opponent.envs)
     final, trajectory = collect(env, Matchup(policy, opponent.player, learner), state, key, num_steps, mesh)
     return cast(MARLState, final), dataclasses.replace(trajectory, active=trajectory.active & learner)
+
+
+def collect_recurrent_against(
+    env: AnyEnv,
+    policy: RecurrentRolloutPolicy,
+    opponent: TrainingOpponent,
+    state: MARLState,
+    memory: Memory,
+    key: PRNGKeyArray,
+    num_steps: int,
+    mesh: Mesh | None = None,
+) -> tuple[MARLState, Memory, Transition]:
+    """`collect_against` for a recurrent learner: its `memory` carried through the rollout and returned, as
+    `rollout.collect_recurrent` does; the seated opponent is a player without a hidden state."""
+    if is_recurrent(opponent.player):
+        raise ValueError("a recurrent learner trains against a seated opponent without a hidden state only")
+    learner = seated_slots(state, opponent.envs)
+    none = jnp.zeros((*memory.hidden.shape[:-1], 0))  # the opponent's empty hidden state
+    both = Memory((memory.hidden, none), memory.episode_ended)
+    final, both, trajectory = collect_recurrent(
+        env, cast(Any, Matchup(policy, opponent.player, learner)), state, both, key, num_steps, mesh
+    )
+    trajectory = dataclasses.replace(trajectory, active=trajectory.active & learner)
+    return cast(MARLState, final), Memory(both.hidden[0], both.episode_ended), trajectory
 
 
 @jax.tree_util.register_dataclass

@@ -178,3 +178,85 @@ def test_feedforward_collect_leaves_episode_start_unset():
     policy = Policy(model, model.init(jax.random.key(0)))
     _, trajectory = jax.jit(lambda key: collect(vec_env, policy, vec_env.reset(key=key), key, 4))(jax.random.key(1))
     assert trajectory.episode_start is None and not Policy(model, {}).recurrent
+
+
+def _recurrent_board_player():
+    """A fresh recurrent policy for TicTacToe whose hidden state changes its choices: its GRU's weights are drawn
+    large, so its actions depend on the moves seen before, as a trained one's do."""
+    env = parallax_zoo.make("TicTacToe-v0")
+    model = model_for(env, dataclasses.replace(CONFIG, rnn_hidden=16, hidden_sizes=(32,)))
+    params = model.init(jax.random.key(4))
+    params = jax.tree_util.tree_map(lambda leaf: leaf * 4.0, params)
+    return env, Policy(model, params)
+
+
+def test_a_recurrent_player_keeps_its_hidden_state_in_head_to_head_play():
+    """Two-player play (evaluation, the self-play snapshots, the opponent ladders) seats players with `Matchup`; a
+    recurrent player in it moves as it does alone, its hidden state carried from move to move, not reset."""
+    from parallax_zoo.agents.players import Matchup, RandomPlayer
+    from parallax_zoo.agents.ppo import vector_env as vec
+
+    env, policy = _recurrent_board_player()
+    vec_env = vec(env, 16)
+    state = vec_env.reset(key=jax.random.key(0))
+    everywhere = jnp.ones(state.agents.active.shape, bool)
+    matchup = Matchup(Greedy(policy), RandomPlayer(policy.model), everywhere)  # the recurrent player in every seat
+    _, alone = collect(vec_env, Greedy(policy), state, jax.random.key(1), 9)
+    _, seated = collect(vec_env, matchup, state, jax.random.key(1), 9)
+    np.testing.assert_array_equal(seated.action, alone.action)
+    np.testing.assert_allclose(seated.value, alone.value, rtol=1e-6, atol=1e-6)
+
+    memoryless = jax.jit(lambda s: Greedy(policy).act_slots(s, jax.random.key(0))[0])  # every move from zeros
+    assert not np.array_equal(jax.vmap(memoryless)(alone.slots()), alone.action)  # so the hidden state matters
+
+
+def test_a_recurrent_learner_against_a_seated_opponent_carries_its_hidden_state_as_training_replays_it():
+    """Training against a fixed opponent in some envs: the learner's moves in its own slots are the ones a replay
+    of the trajectory from its memory gives (what the loss assumes), and the opponent's slots are not learned."""
+    from parallax_zoo.agents.players import RandomPlayer
+    from parallax_zoo.agents.ppo import vector_env as vec
+    from parallax_zoo.agents.selfplay import TrainingOpponent, collect_recurrent_against, seated_slots
+
+    env, policy = _recurrent_board_player()
+    vec_env = vec(env, 8)
+    state = vec_env.reset(key=jax.random.key(0))
+    memory = policy.initial_memory((8,))
+    opponent = TrainingOpponent(RandomPlayer(policy.model), envs=4)
+    _, final, trajectory = jax.jit(
+        lambda s, m: collect_recurrent_against(vec_env, policy, opponent, s, m, jax.random.key(3), 20)
+    )(state, memory)
+    learner = np.asarray(seated_slots(state, 4))
+    active = np.asarray(trajectory.active)
+    assert not active[:, ~learner].any() and active[:, learner].any()  # only the learner's slots are learned from
+    dist, values = policy.replay(memory.hidden, trajectory.slots(), trajectory.episode_start)
+    np.testing.assert_allclose(np.asarray(values)[active], np.asarray(trajectory.value)[active], atol=1e-5)
+    replayed = np.asarray(dist.log_prob(trajectory.action))
+    np.testing.assert_allclose(replayed[active], np.asarray(trajectory.log_prob)[active], atol=1e-4)
+    assert final.hidden.shape == memory.hidden.shape
+
+
+@pytest.mark.slow  # compiles recurrent MAPPO with self-play evaluation: about 20 s on 2 cores; the replay test above is default
+def test_recurrent_self_play_trains_against_a_seated_opponent():
+    from parallax_zoo.agents.mappo import MAPPOConfig
+    from parallax_zoo.agents.mappo import make_train as make_mappo
+    from parallax_zoo.agents.players import RandomPlayer
+
+    config = MAPPOConfig(
+        policy="recurrent",
+        hidden_sizes=(32,),
+        rnn_hidden=16,
+        num_envs=8,
+        num_steps=10,
+        centralized_critic=False,
+        self_play=True,
+        snapshots=2,
+        total_timesteps=8 * 10 * 2,
+        num_minibatches=2,
+        eval_episodes=8,
+        eval_max_steps=10,
+        opponent="random",
+        opponent_share=0.5,
+    )
+    env, policy = _recurrent_board_player()
+    _, metrics = jax.jit(make_mappo(config, env, opponent=RandomPlayer(policy.model)))(jax.random.key(0))
+    assert np.isfinite(np.asarray(metrics["loss"])).all() and metrics["loss"].shape == (2,)
