@@ -235,7 +235,7 @@ def test_a_recurrent_learner_against_a_seated_opponent_carries_its_hidden_state_
     assert final.hidden.shape == memory.hidden.shape
 
 
-@pytest.mark.slow  # compiles recurrent MAPPO with self-play evaluation: about 20 s on 2 cores; the replay test above is default
+@pytest.mark.slow  # compiles recurrent MAPPO and its self-play evaluation: about 20 s on 2 cores
 def test_recurrent_self_play_trains_against_a_seated_opponent():
     from parallax_zoo.agents.mappo import MAPPOConfig
     from parallax_zoo.agents.mappo import make_train as make_mappo
