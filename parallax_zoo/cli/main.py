@@ -54,10 +54,11 @@ def _info(args: argparse.Namespace) -> int:
         ("reference score", reference_score_cell(env_spec)),
         ("random score", _random_score_cell(env_spec)),
         ("trains with", _training_config_cell(env_spec)),
+        ("on a GPU", _gpu_tier_cell(env_spec)),
     ]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
-        print(f"{name.ljust(width)}  {value}")
+        print(f"{name.ljust(width)}  {' '.join(value.split())}")  # one line a row: a Box's array bounds print on many
     return 0
 
 
@@ -81,6 +82,21 @@ def _training_config_cell(env_spec: EnvSpec) -> str:
     if path == family_config_path(env_spec):
         return f"the {family_of(env_spec)} family default ({path.name})"
     return str(path)
+
+
+def _gpu_tier_cell(env_spec: EnvSpec) -> str:
+    """The GPU tier's config of the id, its budget and the estimated GPU time, or '-' where it has none."""
+    from parallax_zoo.baselines.gpu_tier import gpu_tier
+
+    entry = gpu_tier().get(env_spec.id)
+    if entry is None:
+        return "-"
+    minutes = entry.estimated_minutes()
+    estimate = (
+        "" if minutes is None or entry.anchor is None else f", about {minutes:.1f} min on {entry.anchor.hardware}"
+    )
+    steps = entry.config().total_timesteps
+    return f"--tier gpu: {entry.family}.yaml, {steps:,} env steps{estimate} (docs/baselines.md, 'The GPU tier')"
 
 
 class RenderFlagError(UserError, ValueError):
