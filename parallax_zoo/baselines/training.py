@@ -576,8 +576,12 @@ def add_seed_statistics(
 def write_record(
     env_id: str, folder: Path, record: dict[str, Any], official: bool = True, shown_as: Path | None = None
 ) -> None:
-    """Write `record` as the folder's `eval.json` and the model card made from it (`write_evaluation`)."""
+    """Write `record` as the folder's `eval.json` and the model card made from it (`write_evaluation`); the card
+    lists the opponents in the protocol's order, as `eval.json` (its keys sorted) does not keep it."""
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    played = record.get("opponents") or {}
+    order = [name for name in record.get("protocol", {}).get("opponents", []) if name in played]
+    record = {**record, "opponents": {name: played[name] for name in [*order, *sorted(set(played) - set(order))]}}
     config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
     elo = record.get("elo")
     rating = (

@@ -366,3 +366,25 @@ def test_a_one_seed_curve_has_no_band():
     assert three.axes[0].collections and "mean of 3 seeds" in [
         t.get_text() for t in three.axes[0].get_legend().get_texts()
     ]
+
+
+def test_a_card_rewritten_from_eval_json_lists_the_opponents_in_the_protocols_order(tmp_path: Path) -> None:
+    """eval.json keeps its keys sorted, so a card made again from it (as the statistics over seeds are added) must
+    take the opponents' order from the protocol, not from the file: `train --seeds 3` wrote them alphabetically."""
+    import shutil
+
+    from parallax_zoo.baselines.training import write_record
+
+    folder = tmp_path / "TeamRace-v0"
+    shutil.copytree(hub.mirror_root() / "TeamRace-v0", folder)
+    record = json.loads((folder / "eval.json").read_text())
+    assert list(record["opponents"]) == sorted(record["opponents"])  # as the file keeps them
+    write_record("TeamRace-v0", folder, record)
+    card = (folder / "README.md").read_text()
+    order = record["protocol"]["opponents"]
+    assert order != sorted(order)
+    rows = [
+        line.split(" | ")[0].lstrip("| ") for line in card.splitlines() if line.startswith("| ") and " | 256 | " in line
+    ]
+    assert rows == order
+    assert card == (hub.mirror_root() / "TeamRace-v0" / "README.md").read_text()  # the shipped card is this one
