@@ -154,8 +154,12 @@ class PhysicsAdapter(Adapter[State]):
         (foreign, total, _), _ = jax.lax.scan(repeat, start, None, length=self.action_repeat)
         return foreign, total
 
-    cannot_render: str | None = None
-    """Why frames cannot be drawn here; checked when rendering (MuJoCo's renderer needs OpenGL)."""
+    @property
+    def cannot_render(self) -> str | None:
+        """Why frames cannot be drawn here (MuJoCo's renderer needs OpenGL), asked before an episode is played, so
+        that a recording fails at once rather than after minutes of compiling; None where they may be."""
+        problem = mujoco_renderer_problem()
+        return None if problem is None else f"{self.name} renders with {problem}"
 
     def render_trajectory(self, states: State, height: int = 240, width: int = 320) -> np.ndarray:
         """`uint8[T, height, width, 3]` of states stacked on a leading time axis, through the env's own renderer.

@@ -256,8 +256,13 @@ def mujoco_renderer_problem() -> str | None:
     mujoco before that could happen, this says so instead of letting GLFW fail
     (or abort the process) when the first frame is drawn.
     """
-    if os.environ.get("DISPLAY"):
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
         return None
+    if os.environ.get("MUJOCO_GL", "").lower() == "glfw":
+        return (
+            "MuJoCo's renderer on GLFW (MUJOCO_GL=glfw), which needs a display and found none; set MUJOCO_GL=egl "
+            "(or osmesa) before starting Python, or unset it"
+        )
     chosen = sys.modules.get("mujoco.rendering.classic.gl_context")
     if chosen is not None and getattr(chosen, "_MUJOCO_GL", None) == "":
         return (  # MuJoCo took GLFW when it was imported with MUJOCO_GL unset, and cannot change now

@@ -30,7 +30,7 @@ from parallax_zoo.catalogue.signatures import InvalidKwargError
 from parallax_zoo.cli.maintain import add_maintain_command
 from parallax_zoo.errors import UserError, one_line
 from parallax_zoo.judging import progress
-from parallax_zoo.judging.recording import Recording, random_act, record, save_gif
+from parallax_zoo.judging.recording import Recording, random_act, record, render_unavailable, save_gif
 from parallax_zoo.policies import hub
 
 
@@ -135,6 +135,8 @@ def _render(args: argparse.Namespace) -> int:
         policy = resolve_policy(source, env_spec, env).policy
         act = random_act(env) if isinstance(policy, str) else policy_act(policy)
     steps = args.steps if args.steps is not None else env_spec.max_steps or 100
+    if (reason := render_unavailable(env)) is not None:  # before the announcement and the minutes of compiling
+        raise RenderUnavailableError(reason)
     print(
         f"{args.env_id}: playing up to {steps} steps of {source} and drawing them (compiling first: seconds, "
         "minutes for a physics env)...",

@@ -115,6 +115,14 @@ def _number(value: Any) -> str:
     return f"{value:.0f}" if value.is_integer() else f"{value:.2f}"
 
 
+def render_unavailable(env: Any) -> str | None:
+    """Why `env` cannot be drawn here (no renderer of its own and none of ours, or MuJoCo without OpenGL), or None."""
+    reason = getattr(env, "cannot_render", None)
+    if reason is None and not hasattr(env, "render_trajectory") and not hasattr(env, "render"):
+        reason = f"{type(getattr(env, 'unwrapped', env)).__name__} has no render method"
+    return reason
+
+
 def record(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> Recording:
     """One episode of `env` under `act` from `env.reset(key)`: `num_steps` steps in one jitted scan, drawn.
 
@@ -123,12 +131,10 @@ def record(env: Any, act: ActFn, key: PRNGKeyArray, num_steps: int) -> Recording
     and Playground through MuJoCo) are drawn after it. An env that can draw
     neither raises `RenderUnavailableError` saying why, before anything runs.
     """
-    host = hasattr(env, "render_trajectory")
-    reason = getattr(env, "cannot_render", None)
-    if reason is None and not host and not hasattr(env, "render"):
-        reason = f"{type(getattr(env, 'unwrapped', env)).__name__} has no render method"
+    reason = render_unavailable(env)
     if reason is not None:
         raise RenderUnavailableError(reason)
+    host = hasattr(env, "render_trajectory")
     reset_key, scan_key = jax.random.split(key)
     draw = (lambda state: state) if host else env.render
 

@@ -277,3 +277,19 @@ def test_a_jaxmarl_env_made_first_leaves_brax_drawing(tmp_path):
         tmp_path,
     )
     assert "GLFW" not in out, out
+
+
+def test_glfw_without_a_display_is_named_before_anything_is_drawn(monkeypatch):
+    """MUJOCO_GL=glfw on a machine with no display cannot draw: `cannot_render` says so up front, so `render` and
+    the recordings fail in one line before an episode compiles, not after (docs/suites.md)."""
+    from parallax.adapters.frames import mujoco_renderer_problem
+
+    monkeypatch.setenv("MUJOCO_GL", "glfw")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    problem = mujoco_renderer_problem()
+    assert problem is not None and "MUJOCO_GL=glfw" in problem and "MUJOCO_GL=egl" in problem
+    env = parallax_zoo.make("brax/inverted_pendulum")
+    assert env.cannot_render == f"BraxAdapter renders with {problem}"
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert mujoco_renderer_problem() is None and env.cannot_render is None

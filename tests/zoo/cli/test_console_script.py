@@ -87,7 +87,8 @@ def test_brax_renders_through_mujoco_or_says_why(tmp_path):
         str(tmp_path / "no.gif"),
         env={"MUJOCO_GL": "glfw", "DISPLAY": ""},
     )
-    assert "MuJoCo's renderer could not start" in one_line_error(broken)
+    error = one_line_error(broken)  # at once, before the episode is played: nothing else is printed
+    assert "MUJOCO_GL=glfw" in error and "needs a display" in error and not (tmp_path / "no.gif").exists()
 
 
 # --- train -------------------------------------------------------------------------------------------------------
