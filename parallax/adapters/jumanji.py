@@ -38,7 +38,7 @@ from jumanji.wrappers import Wrapper
 from parallax.adapters.base import Adapter, cast_like, next_key, raw_key, zeros_like_signature
 from parallax.adapters.frames import RenderUnavailableError
 from parallax.core import State
-from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space
+from parallax.spaces import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, Space, clip_action
 
 VIEWER_FIGURE_SIZE = (4.0, 4.0)
 """Inches of a Jumanji viewer's figure when recording (400 x 400 pixels at matplotlib's 100 dpi)."""
@@ -105,7 +105,9 @@ class JumanjiAdapter(Adapter[State]):
         )
 
     def _step_unchecked(self, state: State, action: Array) -> State:
-        env_state, timestep = self.env.step(state.env_state, action)
+        # An action outside the space means its nearest one (docs/protocol.md, "Out-of-range actions"): a NaN
+        # heading made SearchAndRescue's searchers' state NaN.
+        env_state, timestep = self.env.step(state.env_state, clip_action(self.action_space, action))
         step_count = state.step_count + 1
         last = timestep.step_type == StepType.LAST
         cut_short = jnp.any(timestep.discount != 0)
