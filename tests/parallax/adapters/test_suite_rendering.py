@@ -75,14 +75,22 @@ def test_render_cli_writes_a_gif_for_a_pgx_board(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_every_registered_id_draws():
-    """A short episode of every id in the registry, drawn; the failures are listed together with why."""
-    failures = []
+    """A short episode of every id in the registry, drawn; the failures are listed together with why. An id this
+    machine cannot build for a documented reason (Menagerie assets not provided, a jax that cannot run brax's
+    swimmer) is not a drawing failure: `make` refuses it in one line, which its own tests check."""
+    from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError
+    from parallax_zoo.catalogue.menagerie import MissingAssetsError
+
+    failures, not_built = [], []
     for env_id in parallax_zoo.list_envs():
         try:
             _assert_drawn(_frames(env_id), env_id)
+        except (MissingAssetsError, IncompatibleVersionsError):
+            not_built.append(env_id)
         except Exception as error:  # noqa: BLE001 - every id is tried, and every failure reported
             failures.append(f"{env_id}: {type(error).__name__}: {error}")
     assert not failures, "\n".join(failures)
+    assert len(not_built) < len(parallax_zoo.list_envs()) // 4, not_built  # the refusals stay the exception
 
 
 def test_classic_control_frames_follow_the_state():
