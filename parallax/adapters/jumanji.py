@@ -146,13 +146,18 @@ class JumanjiAdapter(Adapter[State]):
         if type(viewer).__name__ == "MMSTViewer":
             viewer._display = lambda figure: viewer._display_rgb_array(_framing_the_nodes(figure))
         viewer.figure_size = VIEWER_FIGURE_SIZE
+        drawn = VIEWER_INPUT.get(type(self.env).__name__, lambda env_state: env_state)
         try:  # the viewer itself: some envs' `render` (Snake's) drop the picture it returns
-            return draw_trajectory(states.env_state, lambda env_state: np.asarray(viewer.render(env_state)))
+            return draw_trajectory(states.env_state, lambda env_state: np.asarray(viewer.render(drawn(env_state))))
         finally:
             viewer.close()
 
     def __repr__(self) -> str:
         return f"JumanjiAdapter({type(self.env).__name__})"
+
+
+VIEWER_INPUT: dict[str, Any] = {"Connector": lambda env_state: env_state.grid}
+"""What an env's viewer draws, where it is not the whole state: Connector's `render` hands its viewer the grid."""
 
 
 def _framing_the_nodes(figure: Any) -> Any:

@@ -73,6 +73,11 @@ def test_render_cli_writes_a_gif_for_a_pgx_board(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out and out.stat().st_size > 0
 
 
+def test_a_jumanji_viewer_that_draws_part_of_the_state_gets_that_part():
+    """Connector's `render` hands its viewer the grid, not the state; drawn with the whole state it failed."""
+    _assert_drawn(_frames("jumanji/Connector-v3"), "jumanji/Connector-v3")
+
+
 @pytest.mark.slow
 def test_every_registered_id_draws():
     """A short episode of every id in the registry, drawn; the failures are listed together with why. An id this
