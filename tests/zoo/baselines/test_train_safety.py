@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,17 +69,23 @@ def environment(sandbox: Path) -> dict[str, str]:
     }
 
 
-def train_process(sandbox: Path, *args: str) -> subprocess.Popen[str]:
-    """`parallax-zoo train ARGS` on the sandbox's registry and mirror, as a real process."""
-    command = [sys.executable, "-c", CLI_ON_REGISTRY, str(sandbox / "registry.yaml"), "train", *args]
+def sandbox_process(command: list[str], sandbox: Path, stderr: Any = subprocess.PIPE) -> subprocess.Popen[str]:
+    """`command` as a real process in the sandbox, SIGINT at its default as a shell starts it (`default_sigint`)."""
     return subprocess.Popen(
         command,
         cwd=sandbox,
         env=environment(sandbox),
         preexec_fn=default_sigint,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
         text=True,
+    )
+
+
+def train_process(sandbox: Path, *args: str) -> subprocess.Popen[str]:
+    """`parallax-zoo train ARGS` on the sandbox's registry and mirror, as a real process."""
+    return sandbox_process(
+        [sys.executable, "-c", CLI_ON_REGISTRY, str(sandbox / "registry.yaml"), "train", *args], sandbox
     )
 
 
@@ -140,15 +147,7 @@ def test_an_interrupted_train_pin_force_leaves_the_pinned_baseline_whole(
     ]
     started = time.time()
     with log.open("w") as stderr:
-        process = subprocess.Popen(
-            command,
-            cwd=sandbox,
-            env=environment(sandbox),
-            preexec_fn=default_sigint,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
+        process = sandbox_process(command, sandbox, stderr)
         try:
             if point == "weights":
                 wait_for(lambda: new_weights_written(sandbox, started), process, "new weights")
@@ -175,15 +174,8 @@ def test_ctrl_c_during_train_stops_cleanly_in_one_line_with_exit_130(sandbox: Pa
     out = sandbox / "run"
     log = sandbox / "stderr.txt"
     with log.open("w") as stderr:
-        process = subprocess.Popen(
-            [str(SCRIPT), "train", "GridWorld-v0", "--config", str(sandbox / "long.yaml"), "--out", str(out)],
-            cwd=sandbox,
-            env=environment(sandbox),
-            preexec_fn=default_sigint,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-        )
+        command = [str(SCRIPT), "train", "GridWorld-v0", "--config", str(sandbox / "long.yaml"), "--out", str(out)]
+        process = sandbox_process(command, sandbox, stderr)
         try:
             wait_for(lambda: training_underway(log), process, "training progress")
             process.send_signal(signal.SIGINT)
