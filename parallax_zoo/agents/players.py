@@ -20,7 +20,7 @@ from parallax_zoo.agents.networks import ActorCritic, uniform
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.policy import Policy, observation_slots
 from parallax_zoo.agents.recurrent import Memory
-from parallax_zoo.agents.rollout import RecurrentRolloutPolicy
+from parallax_zoo.agents.rollout import RecurrentRolloutPolicy, is_recurrent
 from parallax_zoo.agents.slots import Slots
 
 Rule = Callable[[Array], Array]
@@ -222,13 +222,13 @@ class Matchup:
         first_key, second_key = jax.random.split(key)
         first = self.first.act_slots(slots, first_key)
         second = self.second.act_slots(slots, second_key)
-
-        def pick(a: Array, b: Array) -> Array:
-            seat = self.first_slots.reshape(self.first_slots.shape + (1,) * (a.ndim - self.first_slots.ndim))
-            return jnp.where(seat, a, b)
-
-        action, log_prob, value = (pick(a, b) for a, b in zip(first, second))
+        action, log_prob, value = (self._seated(a, b) for a, b in zip(first, second))
         return action, log_prob, value
+
+    def _seated(self, first: Array, second: Array) -> Array:
+        """Per slot, `first`'s entry where the first player sits and `second`'s elsewhere (any trailing axes)."""
+        seat = self.first_slots.reshape(self.first_slots.shape + (1,) * (first.ndim - self.first_slots.ndim))
+        return jnp.where(seat, first, second)
 
     def value(self, slots: Slots) -> Array:
         return jnp.where(self.first_slots, self.first.value(slots), self.second.value(slots))
@@ -239,7 +239,7 @@ class Matchup:
     @property
     def recurrent(self) -> bool:
         """Whether either side keeps a hidden state; the rollout then carries both sides' (`act_memory`)."""
-        return _recurrent(self.first) or _recurrent(self.second)
+        return is_recurrent(self.first) or is_recurrent(self.second)
 
     def initial_memory(self, batch_shape: tuple[int, ...]) -> Memory:
         """Each side's hidden state before the first move: a recurrent side's own, an empty one for the other."""
@@ -258,33 +258,24 @@ class Matchup:
         first_key, second_key = jax.random.split(key)
         first_hidden, *first = _step_side(self.first, hidden[0], slots, first_key)
         second_hidden, *second = _step_side(self.second, hidden[1], slots, second_key)
-
-        def pick(a: Array, b: Array) -> Array:
-            seat = self.first_slots.reshape(self.first_slots.shape + (1,) * (a.ndim - self.first_slots.ndim))
-            return jnp.where(seat, a, b)
-
-        action, log_prob, value = (pick(a, b) for a, b in zip(first, second))
+        action, log_prob, value = (self._seated(a, b) for a, b in zip(first, second))
         return (first_hidden, second_hidden), action, log_prob, value
 
     def value_memory(self, hidden: tuple[Array, Array], slots: Slots) -> Array:
         values = [
-            cast(RecurrentRolloutPolicy, side).value_memory(h, slots) if _recurrent(side) else side.value(slots)
+            cast(RecurrentRolloutPolicy, side).value_memory(h, slots) if is_recurrent(side) else side.value(slots)
             for side, h in zip((self.first, self.second), hidden)
         ]
         return jnp.where(self.first_slots, *values)
 
 
-def _recurrent(player: Player) -> bool:
-    return bool(getattr(player, "recurrent", False))
-
-
 def _initial_hidden(player: Player, batch_shape: tuple[int, ...]) -> Array | None:
-    return cast(RecurrentRolloutPolicy, player).initial_memory(batch_shape).hidden if _recurrent(player) else None
+    return cast(RecurrentRolloutPolicy, player).initial_memory(batch_shape).hidden if is_recurrent(player) else None
 
 
 def _step_side(player: Player, hidden: Array, slots: Slots, key: PRNGKeyArray) -> tuple[Array, Array, Array, Array]:
     """One side's move in every slot: a recurrent player from its hidden state, any other as it always acts."""
-    if _recurrent(player):
+    if is_recurrent(player):
         return cast(RecurrentRolloutPolicy, player).act_memory(hidden, slots, key)
     return (hidden, *player.act_slots(slots, key))
 

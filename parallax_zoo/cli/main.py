@@ -276,7 +276,7 @@ def _train(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise UserError(f"--seeds {args.seeds}: give the number of seeds to train, 1 or more")
     if mesh is not None:
-        _check_splits(config, mesh.size)
+        _check_splits(config, mesh)
     folder = _train_folder(args, env_spec.baseline is not None)
     folders = seed_folders(args.env_id, folder, [args.seed + i for i in range(args.seeds)])
     folder = train_baseline(
@@ -325,15 +325,17 @@ def _join_processes(args: argparse.Namespace) -> Any:
     return mesh
 
 
-def _check_splits(config: Any, devices: int) -> None:
-    """Every seed's envs, and the rows of each minibatch, must split evenly across the mesh's devices."""
+def _check_splits(config: Any, mesh: Any) -> None:
+    """Every seed's envs, and the rows of each minibatch, must split evenly across the mesh's devices (the trainers'
+    own check, `sharding.check_divisible`), said in one line before anything trains."""
+    from parallax_zoo.agents.sharding import check_divisible
+
     rows = config.num_envs * config.num_steps // config.num_minibatches
-    if config.num_envs % devices or rows % devices:
-        suggestion = devices * max(1, -(-config.num_envs // devices))
-        raise UserError(
-            f"{config.num_envs} envs ({rows} rows per minibatch) cannot be split evenly across the {devices} devices "
-            f"of the processes: give --num-envs a multiple of {devices} (e.g. {suggestion})"
-        )
+    try:
+        check_divisible(config.num_envs, mesh, "train --num-envs")
+        check_divisible(rows, mesh, "train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
+    except ValueError as error:
+        raise UserError(f"{error} The devices are those of every process.") from error
 
 
 def _train_folder(args: argparse.Namespace, pinned: bool) -> Path:
