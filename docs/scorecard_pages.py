@@ -5,6 +5,7 @@ pages cannot drift from the files they sum up. The statistics are `parallax_zoo.
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,6 @@ from parallax_zoo.judging.scorecard import (
     read_baseline_scores,
     scorecard,
 )
-from parallax_zoo.judging.seed_statistics import over_seeds
 
 SCORECARD_PAGE = "scorecard.md"
 REPRODUCTION_PAGE = "reproduction.md"
@@ -212,11 +212,8 @@ def reproduction_page(
             continue
         scores = read_baseline_scores(folder, 0.0)
         seeds = ", ".join(f"{score:.3f}" for score in scores.seed_scores)
-        if len(scores.seed_scores) > 1:
-            statistics = over_seeds(dict(enumerate(scores.seed_scores)))
-            iqm = _interval(statistics.iqm, (statistics.low, statistics.high))
-        else:
-            iqm = "-"
+        recorded = json.loads((folder / "eval.json").read_text(encoding="utf-8")).get("over_seeds")
+        iqm = "-" if recorded is None else _interval(recorded["iqm"], tuple(recorded["iqm_ci95"]))  # as trained
         pinned = float(env_spec.reference_score) if env_spec.reference_score is not None else scores.seed_scores[0]
         command = f"`parallax-zoo train {row.env_id} --seeds {max(len(scores.seed_scores), MIN_SEEDS)} --pin`"
         time = training_time((folder / "README.md").read_text(encoding="utf-8"))
