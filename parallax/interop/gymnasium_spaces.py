@@ -24,7 +24,7 @@ def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
     see `scalar_converter`; a `MultiDiscrete` when it has a shape),
     `Box` a `Box` with the same per-element bounds and dtype, `MultiDiscrete`
     and `MultiBinary` their namesakes (a non-int8 `MultiBinary` a 0/1 `Box`),
-    and a `PyTreeSpace` of dicts, tuples and lists a `Dict` or `Tuple`.
+    and a `PyTreeSpace` of dicts, tuples and lists a `Dict` or `Tuple` (a NamedTuple a `Dict` by field).
     """
     if isinstance(space, Discrete):
         if space.shape == ():
@@ -42,7 +42,9 @@ def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
         return to_gymnasium_space(space.spaces)
     if isinstance(space, dict):
         return gymnasium.spaces.Dict({key: to_gymnasium_space(value) for key, value in space.items()})
-    if isinstance(space, (tuple, list)) and not hasattr(space, "_fields"):
+    if isinstance(space, tuple) and hasattr(space, "_fields"):  # a NamedTuple (Jumanji's observations): a Dict
+        return to_gymnasium_space(space._asdict())
+    if isinstance(space, (tuple, list)):
         return gymnasium.spaces.Tuple(tuple(to_gymnasium_space(value) for value in space))
     raise TypeError(
         f"no Gymnasium space corresponds to {space!r}: the exports convert Discrete, Box, MultiDiscrete, "
@@ -84,12 +86,15 @@ def scalar_converter(space: Any) -> Callable[[Any], Any] | None:
     """What turns an observation of `space` into Gymnasium's form, or None when it already is.
 
     Gymnasium holds a `Discrete` value as an `np.int64` scalar where JAX
-    gives a 0-d array; every other leaf passes through as it is.
+    gives a 0-d array, and a NamedTuple as a dict; every other leaf passes through as it is.
     """
     if isinstance(space, PyTreeSpace):
         return scalar_converter(space.spaces)
     if isinstance(space, Discrete):
         return np.int64 if space.shape == () else None
+    if isinstance(space, tuple) and hasattr(space, "_fields"):  # a NamedTuple is exported as a Dict by field
+        as_dict = scalar_converter(space._asdict())
+        return (lambda x: x._asdict()) if as_dict is None else (lambda x: as_dict(x._asdict()))
     if isinstance(space, dict):
         converters = {key: scalar_converter(value) for key, value in space.items()}
         if all(c is None for c in converters.values()):

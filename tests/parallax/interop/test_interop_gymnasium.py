@@ -37,9 +37,10 @@ ENV_PROPERTY_WARNINGS = (
     "observation space minimum value is -infinity",
     "observation space maximum value is infinity",
     "we recommend using a symmetric and normalized space",
+    "maximum and minimum values are equal",
 )
-"""Gymnasium's advice about an env's own declared bounds (physics observations, Pendulum's torque), not about the
-export."""
+"""Gymnasium's advice about an env's own declared bounds (physics observations, Pendulum's torque, the bsuite
+bandits' constant observation), not about the export."""
 
 
 def _ids(ids: list[str]) -> list:
@@ -204,12 +205,8 @@ def test_spaces_convert_exactly(space, expected) -> None:
 
 
 def test_a_space_without_a_gymnasium_counterpart_is_refused() -> None:
-    class Pair(NamedTuple):
-        a: Discrete
-        b: Discrete
-
     with pytest.raises(TypeError, match="no Gymnasium space corresponds"):
-        to_gymnasium_space(PyTreeSpace(Pair(Discrete(2), Discrete(3))))
+        to_gymnasium_space(object())
 
 
 def test_vector_env_next_step_autoreset_true_terminal_observations_seeds_masks_and_render() -> None:
@@ -315,3 +312,22 @@ def test_a_step_after_the_episode_ended_warns_once_and_pays_nothing() -> None:
     assert env.parallax_state is ended
     env.reset(seed=1)
     assert env.step(0)[1] != 0.0, "a reset starts paying again"
+
+
+class _GridAndMask(NamedTuple):
+    grid: Box
+    action_mask: MultiBinary
+
+
+def test_a_namedtuple_observation_space_exports_as_a_dict_by_field() -> None:
+    """Jumanji's observations are NamedTuples: exported as a Gymnasium `Dict` keyed by field, and dicts to match."""
+    from parallax.interop.gymnasium_spaces import scalar_converter
+
+    space = PyTreeSpace(_GridAndMask(Box(0.0, 1.0, (3, 3)), MultiBinary((4,))))
+    exported = to_gymnasium_space(space)
+    assert isinstance(exported, gymnasium.spaces.Dict) and set(exported.spaces) == {"grid", "action_mask"}
+    observation = space.sample(jax.random.key(0))
+    convert = scalar_converter(space)
+    assert convert is not None
+    converted = convert(jax.tree_util.tree_map(np.asarray, observation))
+    assert isinstance(converted, dict) and exported.contains(converted)
