@@ -42,14 +42,20 @@ def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
         return to_gymnasium_space(space.spaces)
     if isinstance(space, dict):
         return gymnasium.spaces.Dict({key: to_gymnasium_space(value) for key, value in space.items()})
-    if isinstance(space, tuple) and hasattr(space, "_fields"):  # a NamedTuple (Jumanji's observations): a Dict
+    if _is_namedtuple(space):  # Jumanji's observations: a Dict by field
         return to_gymnasium_space(space._asdict())
     if isinstance(space, (tuple, list)):
         return gymnasium.spaces.Tuple(tuple(to_gymnasium_space(value) for value in space))
     raise TypeError(
         f"no Gymnasium space corresponds to {space!r}: the exports convert Discrete, Box, MultiDiscrete, "
-        "MultiBinary and PyTreeSpaces of dicts, tuples and lists of them. Give the env one of those spaces."
+        "MultiBinary and PyTreeSpaces of dicts, tuples, NamedTuples and lists of them. "
+        "Give the env one of those spaces."
     )
+
+
+def _is_namedtuple(value: Any) -> bool:
+    """Whether `value` is a NamedTuple, which the exports give as a dict keyed by field (docs/interop.md)."""
+    return isinstance(value, tuple) and hasattr(value, "_fields")
 
 
 def _scalar_type(space: Any) -> Any:
@@ -92,7 +98,7 @@ def scalar_converter(space: Any) -> Callable[[Any], Any] | None:
         return scalar_converter(space.spaces)
     if isinstance(space, Discrete):
         return np.int64 if space.shape == () else None
-    if isinstance(space, tuple) and hasattr(space, "_fields"):  # a NamedTuple is exported as a Dict by field
+    if _is_namedtuple(space):
         as_dict = scalar_converter(space._asdict())
         return (lambda x: x._asdict()) if as_dict is None else (lambda x: as_dict(x._asdict()))
     if isinstance(space, dict):

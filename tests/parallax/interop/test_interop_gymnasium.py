@@ -21,7 +21,7 @@ from helpers.example_envs import GridWorld, Race
 import parallax_zoo
 from parallax import Box, Discrete, MultiBinary, MultiDiscrete, PyTreeSpace, State, VmapWrapper, spaces
 from parallax.interop import GymnasiumVectorEnv, to_gymnasium, to_gymnasium_vector
-from parallax.interop.gymnasium_spaces import to_gymnasium_space
+from parallax.interop.gymnasium_spaces import scalar_converter, to_gymnasium_space
 from parallax_zoo.catalogue.foreign_envs import IncompatibleVersionsError
 from parallax_zoo.catalogue.gymnasium_ids import gymnasium_id, shared_env
 from parallax_zoo.catalogue.menagerie import MissingAssetsError
@@ -321,8 +321,6 @@ class _GridAndMask(NamedTuple):
 
 def test_a_namedtuple_observation_space_exports_as_a_dict_by_field() -> None:
     """Jumanji's observations are NamedTuples: exported as a Gymnasium `Dict` keyed by field, and dicts to match."""
-    from parallax.interop.gymnasium_spaces import scalar_converter
-
     space = PyTreeSpace(_GridAndMask(Box(0.0, 1.0, (3, 3)), MultiBinary((4,))))
     exported = to_gymnasium_space(space)
     assert isinstance(exported, gymnasium.spaces.Dict) and set(exported.spaces) == {"grid", "action_mask"}
