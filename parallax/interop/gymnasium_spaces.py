@@ -7,7 +7,7 @@ bounds exactly (docs/interop.md lists the pairs).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium
@@ -24,7 +24,8 @@ def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
     see `scalar_converter`; a `MultiDiscrete` when it has a shape),
     `Box` a `Box` with the same per-element bounds and dtype, `MultiDiscrete`
     and `MultiBinary` their namesakes (a non-int8 `MultiBinary` a 0/1 `Box`),
-    and a `PyTreeSpace` of dicts, tuples and lists a `Dict` or `Tuple` (a NamedTuple a `Dict` by field).
+    and a `PyTreeSpace` of dicts, tuples and lists a `Dict` or `Tuple` (a NamedTuple, or another mapping such as
+    Jumanji's dataclasses, a `Dict` by field).
     """
     if isinstance(space, Discrete):
         if space.shape == ():
@@ -42,20 +43,30 @@ def to_gymnasium_space(space: Any) -> gymnasium.spaces.Space:
         return to_gymnasium_space(space.spaces)
     if isinstance(space, dict):
         return gymnasium.spaces.Dict({key: to_gymnasium_space(value) for key, value in space.items()})
-    if _is_namedtuple(space):  # Jumanji's observations: a Dict by field
-        return to_gymnasium_space(space._asdict())
+    if _is_record(space):  # Jumanji's observations and the dataclasses inside them: a Dict by field
+        return to_gymnasium_space(_as_dict(space))
     if isinstance(space, (tuple, list)):
         return gymnasium.spaces.Tuple(tuple(to_gymnasium_space(value) for value in space))
     raise TypeError(
         f"no Gymnasium space corresponds to {space!r}: the exports convert Discrete, Box, MultiDiscrete, "
-        "MultiBinary and PyTreeSpaces of dicts, tuples, NamedTuples and lists of them. "
+        "MultiBinary and PyTreeSpaces of dicts, tuples, NamedTuples, other mappings and lists of them. "
         "Give the env one of those spaces."
     )
 
 
-def _is_namedtuple(value: Any) -> bool:
-    """Whether `value` is a NamedTuple, which the exports give as a dict keyed by field (docs/interop.md)."""
-    return isinstance(value, tuple) and hasattr(value, "_fields")
+def _is_record(value: Any) -> bool:
+    """Whether `value` is a record other than a dict (a NamedTuple, or a mapping such as a chex dataclass), which the
+    exports give as a dict keyed by field (docs/interop.md)."""
+    return (isinstance(value, tuple) and hasattr(value, "_fields")) or (
+        isinstance(value, Mapping) and not isinstance(value, dict)
+    )
+
+
+def _as_dict(record: Any) -> dict[str, Any]:
+    """A record's fields as a plain dict, in the record's own order."""
+    if isinstance(record, Mapping):
+        return {key: record[key] for key in record.keys()}
+    return dict(zip(record._fields, record))
 
 
 def _scalar_type(space: Any) -> Any:
@@ -92,15 +103,15 @@ def scalar_converter(space: Any) -> Callable[[Any], Any] | None:
     """What turns an observation of `space` into Gymnasium's form, or None when it already is.
 
     Gymnasium holds a `Discrete` value as an `np.int64` scalar where JAX
-    gives a 0-d array, and a NamedTuple as a dict; every other leaf passes through as it is.
+    gives a 0-d array, and a NamedTuple or other record as a dict; every other leaf passes through as it is.
     """
     if isinstance(space, PyTreeSpace):
         return scalar_converter(space.spaces)
     if isinstance(space, Discrete):
         return np.int64 if space.shape == () else None
-    if _is_namedtuple(space):
-        as_dict = scalar_converter(space._asdict())
-        return (lambda x: x._asdict()) if as_dict is None else (lambda x: as_dict(x._asdict()))
+    if _is_record(space):
+        as_dict = scalar_converter(_as_dict(space))
+        return _as_dict if as_dict is None else (lambda x: as_dict(_as_dict(x)))
     if isinstance(space, dict):
         converters = {key: scalar_converter(value) for key, value in space.items()}
         if all(c is None for c in converters.values()):

@@ -9,6 +9,7 @@ import sys
 import warnings
 from typing import NamedTuple
 
+import chex
 import gymnasium
 import jax
 import jax.numpy as jnp
@@ -329,3 +330,21 @@ def test_a_namedtuple_observation_space_exports_as_a_dict_by_field() -> None:
     assert convert is not None
     converted = convert(jax.tree_util.tree_map(np.asarray, observation))
     assert isinstance(converted, dict) and exported.contains(converted)
+
+
+@chex.dataclass(frozen=True)
+class _Corners:
+    low: Box
+    high: Box
+
+
+def test_a_mapping_inside_an_observation_space_exports_as_a_dict_by_key() -> None:
+    """BinPack and MultiCVRP nest chex dataclasses (mappings, not dicts) in their NamedTuple observations: each level
+    becomes a Gymnasium `Dict`, and the observation a dict of dicts that the space contains."""
+    space = PyTreeSpace(_GridAndMask(_Corners(low=Box(0.0, 1.0, (2,)), high=Box(0.0, 1.0, (2,))), MultiBinary((4,))))
+    exported = to_gymnasium_space(space)
+    assert isinstance(exported["grid"], gymnasium.spaces.Dict) and set(exported["grid"].spaces) == {"low", "high"}
+    convert = scalar_converter(space)
+    assert convert is not None
+    converted = convert(jax.tree_util.tree_map(np.asarray, space.sample(jax.random.key(0))))
+    assert isinstance(converted["grid"], dict) and exported.contains(converted)
