@@ -26,12 +26,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import jax
 from jax.sharding import Mesh
 from jaxtyping import PRNGKeyArray
 
+from parallax.core import AnyEnv
 from parallax_zoo.agents import ppo
 from parallax_zoo.agents.field_ranges import FieldRange
 from parallax_zoo.agents.player import Player
@@ -83,7 +84,7 @@ class MAPPOConfig(PPOConfig):
             )
 
 
-def training(config: MAPPOConfig, env: Any, mesh: Mesh | None = None, opponent: Player | None = None) -> Training:
+def training(config: MAPPOConfig, env: AnyEnv, mesh: Mesh | None = None, opponent: Player | None = None) -> Training:
     """MAPPO's pieces: PPO's (`ppo.training`) with the fixed `opponent` seated in the first
     `opponent_share` of the envs, and `init` seeded with the train half of the key (the other
     half seeds self-play's snapshot matches in `make_train`).
@@ -115,7 +116,7 @@ def training(config: MAPPOConfig, env: Any, mesh: Mesh | None = None, opponent: 
 
 
 def make_train(
-    config: MAPPOConfig, env: Any, mesh: Mesh | None = None, *, opponent: Player | None = None
+    config: MAPPOConfig, env: AnyEnv, mesh: Mesh | None = None, *, opponent: Player | None = None
 ) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
     """`train(key) -> (policy, metrics)` for a multi-agent env; jittable and vmappable over keys.
 
@@ -154,7 +155,7 @@ def make_train(
 
 
 def train(
-    config: MAPPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None = None, opponent: Player | None = None
+    config: MAPPOConfig, key: PRNGKeyArray, env: AnyEnv, *, mesh: Mesh | None = None, opponent: Player | None = None
 ) -> tuple[Policy, Metrics]:
     """Run MAPPO once: `jax.jit(make_train(config, env, mesh, opponent=opponent))(key)`.
 

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from parallax.core import AnyEnv
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.players import Greedy, MaskedScriptedPlayer, RandomPlayer, Rotation, ScriptedPlayer
 from parallax_zoo.agents.policy import Policy, actor_critic_for
@@ -20,7 +21,7 @@ from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec, RegistryError
 
 
-def random_player(env: Any) -> RandomPlayer:
+def random_player(env: AnyEnv) -> RandomPlayer:
     """The uniformly random player of `env`, over each slot's legal actions."""
     return RandomPlayer(actor_critic_for(env))
 
@@ -77,7 +78,7 @@ def scripted_player(rule: Callable[..., Any], where: str = "scripted_player") ->
     )
 
 
-def opponent_player(env_spec: str | EnvSpec, env: Any, name: str, baseline: Player | None = None) -> Player:
+def opponent_player(env_spec: str | EnvSpec, env: AnyEnv, name: str, baseline: Player | None = None) -> Player:
     """The player an opponent's name stands for in `env` (whose id or spec is `env_spec`).
 
     `random`: the uniformly random player; `baseline`: the loaded `baseline` (`loading.load_baseline`), greedy;
@@ -97,7 +98,7 @@ def opponent_player(env_spec: str | EnvSpec, env: Any, name: str, baseline: Play
     return scripted_player(scripted_rule(env_spec, name), f"{env_spec.id} opponents.{name}")
 
 
-def training_opponent(env_spec: str | EnvSpec, env: Any, opponent: str, baseline: Player | None = None) -> Player:
+def training_opponent(env_spec: str | EnvSpec, env: AnyEnv, opponent: str, baseline: Player | None = None) -> Player:
     """The player a `MAPPOConfig`'s `opponent` names: one opponent's name, or several joined by `+`, dealt over the
     envs in turn (`players.Rotation`; a name given twice gets twice the envs)."""
     players = tuple(opponent_player(env_spec, env, name, baseline) for name in opponent.split("+"))

@@ -28,6 +28,7 @@ import optax
 from jax.sharding import Mesh
 from jaxtyping import Array, PRNGKeyArray
 
+from parallax.core import AnyEnv
 from parallax.wrappers import RecordEpisodeStatistics, VmapWrapper
 from parallax_zoo.agents.advantages import estimate_advantages
 from parallax_zoo.agents.field_ranges import FieldRange, out_of_range
@@ -391,12 +392,12 @@ def episode_metrics(trajectory: Transition, final_state: Any) -> Metrics:
     }
 
 
-def vector_env(env: Any, num_envs: int) -> RecordEpisodeStatistics:
+def vector_env(env: AnyEnv, num_envs: int) -> RecordEpisodeStatistics:
     """The training env: `num_envs` copies with selective reset and episode statistics."""
     return RecordEpisodeStatistics(VmapWrapper(env, num_envs))
 
 
-def model_for(env: Any, config: PPOConfig) -> ActorCritic:
+def model_for(env: AnyEnv, config: PPOConfig) -> ActorCritic:
     """The networks `config` asks for, sized for `env` (a `RecurrentActorCritic` for `policy="recurrent"`)."""
     model = actor_critic_for(env, config.hidden_sizes, config.activation, config.agent_ids, config.centralized_critic)
     return recurrent_actor_critic(model, config.rnn_hidden) if config.recurrent else model
@@ -515,7 +516,7 @@ class Training:
 
 
 def training(
-    config: PPOConfig, env: Any, mesh: Mesh | None = None, opponent: TrainingOpponent | None = None
+    config: PPOConfig, env: AnyEnv, mesh: Mesh | None = None, opponent: TrainingOpponent | None = None
 ) -> Training:
     """PPO's pieces for `env` (an unbatched parallax env, TimeLimit applied, as `make` returns it).
 
@@ -539,7 +540,7 @@ def training(
 
 
 def make_train(
-    config: PPOConfig, env: Any, mesh: Mesh | None = None
+    config: PPOConfig, env: AnyEnv, mesh: Mesh | None = None
 ) -> Callable[[PRNGKeyArray], tuple[Policy, Metrics]]:
     """`train(key) -> (policy, metrics)`: the whole run, jittable and vmappable over keys.
 
@@ -557,7 +558,7 @@ def make_train(
     return train
 
 
-def train(config: PPOConfig, key: PRNGKeyArray, env: Any, *, mesh: Mesh | None = None) -> tuple[Policy, Metrics]:
+def train(config: PPOConfig, key: PRNGKeyArray, env: AnyEnv, *, mesh: Mesh | None = None) -> tuple[Policy, Metrics]:
     """Run PPO once: `jax.jit(make_train(config, env, mesh))(key)`.
 
     `env` is the env object (`parallax_zoo.make(config.env_id)` builds a registered one).
