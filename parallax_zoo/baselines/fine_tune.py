@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,7 +34,15 @@ from parallax_zoo.agents.players import Greedy
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.search import SearchSettings
 from parallax_zoo.agents.selfplay import head_to_head
-from parallax_zoo.baselines.training import CURVE_FILE, output_lock, write_evaluation
+from parallax_zoo.baselines import staging
+from parallax_zoo.baselines.training import (
+    CURVE_FILE,
+    check_output_folder,
+    check_staged,
+    output_lock,
+    placement,
+    write_evaluation,
+)
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.policies import checkpoint
 
@@ -161,9 +170,14 @@ def fine_tune_baseline(
     search: SearchSettings | None = None,
     seed: int = 0,
     progress: bool = True,
+    force: bool = False,
 ) -> Path:
     """Fine-tune the policy in folder `start` on `env` (the env of `env_spec`) by the env's recipe (`RECIPES`) and
-    write the baseline folder `out`; returns it."""
+    write the baseline folder `out`; returns it.
+
+    As `train` does, the files are written in a staging folder and moved in only once complete and read back, so an
+    interrupted or failed fine-tune leaves `out` as it was; a non-empty `out` that is not an earlier run of the env
+    is refused unless `force`."""
     env_id = env_spec.id
     if env_id not in RECIPES:
         raise ValueError(f"no fine-tuning recipe for {env_id!r}; recipes exist for {sorted(RECIPES)}")
@@ -171,28 +185,36 @@ def fine_tune_baseline(
     if not isinstance(config, MAPPOConfig):
         raise ValueError(f"{start}: fine-tuning starts from a MAPPO policy folder, got a {type(config).__name__}")
     folder = Path(out)
+    check_output_folder(env_id, folder, force)
     with output_lock(folder):
+        staging.recover(folder)
         began = time.perf_counter()
         policy, config, curves = fine_tune(env_spec, env, policy, config, RECIPES[env_id], seed, progress)
         minutes = (time.perf_counter() - began) / 60
-        folder.mkdir(parents=True, exist_ok=True)
-        checkpoint.save(folder, policy, config, search)
-        plot_win_curves(curves, env_id, folder / CURVE_FILE)
         stages = "; ".join(
             f"{stage.total_timesteps:,} steps with {' / '.join(stage.opponents)} "
             f"in {stage.opponent_share:.0%} of the envs "
             f"at learning rate {stage.learning_rate:g}"
             for stage in RECIPES[env_id]
         )
-        write_evaluation(
-            env_spec,
-            env,
-            folder,
-            [seed],
-            training=(
-                f" Then fine-tuned against the opponent ladder (`parallax-zoo maintain fine-tune`): {stages}, "
-                f"the rest self-play; the fine-tune took {minutes:.1f} min of wall time "
-                f"on {os.cpu_count()} shared CPU cores."
-            ),
-        )
+        staged = staging.staging_folder(folder)  # the old folder stays whole until the new one is complete
+        try:
+            checkpoint.save(staged, policy, config, search)
+            plot_win_curves(curves, env_id, staged / CURVE_FILE)
+            write_evaluation(
+                env_spec,
+                env,
+                staged,
+                [seed],
+                training=(
+                    f" Then fine-tuned against the opponent ladder (`parallax-zoo maintain fine-tune`): {stages}, "
+                    f"the rest self-play; the fine-tune took {minutes:.1f} min of wall time "
+                    f"on {os.cpu_count()} shared CPU cores."
+                ),
+                shown_as=folder,
+            )
+            check_staged(env, staged)
+            placement(staged, folder)()
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
     return folder

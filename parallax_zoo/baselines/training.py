@@ -458,7 +458,7 @@ def train_baseline(
                     add_seed_statistics(env_id, staged[number], statistics, target.resolve() == mirror, target)
             with staging.deferred_interrupts():
                 for number, target in reversed(folders.items()):
-                    place = _placement(staged[number], target)
+                    place = placement(staged[number], target)
                     if pin and number == seed:
                         from parallax_zoo.baselines.registry_update import pin_baseline
 
@@ -471,7 +471,7 @@ def train_baseline(
     return folder
 
 
-def _placement(staged: Path, target: Path) -> Callable[[], None]:
+def placement(staged: Path, target: Path) -> Callable[[], None]:
     """How a staged folder goes in: whole by `staging.swap_in`, or file by file where `target` holds more than a run."""
     foreign = [path for path in target.iterdir() if not path.name.startswith(".")] if target.is_dir() else []
     if any(not path.is_file() or path.name not in RUN_FILES for path in foreign):

@@ -66,7 +66,7 @@ def _fine_tune(args: argparse.Namespace) -> int:
 
     if args.env_id not in RECIPES:
         raise UserError(f"no fine-tuning recipe for {args.env_id!r}; recipes exist for {', '.join(sorted(RECIPES))}")
-    print(fine_tune_baseline(*resolve(args.env_id), args.start, args.out, seed=args.seed))
+    print(fine_tune_baseline(*resolve(args.env_id), args.start, args.out, seed=args.seed, force=args.force))
     return 0
 
 
@@ -155,6 +155,9 @@ def add_maintain_command(commands: Any) -> None:
     fine_tune.add_argument("start", help="the policy folder to start from (config.yaml and model.safetensors)")
     fine_tune.add_argument("out", help="the baseline folder to write")
     fine_tune.add_argument("--seed", type=int, default=0, help="seed of the fine-tune (default 0)")
+    fine_tune.add_argument(
+        "--force", action="store_true", help="replace the run files in an output folder that holds something else"
+    )
     fine_tune.set_defaults(run=_fine_tune)
 
     batch = jobs.add_parser(

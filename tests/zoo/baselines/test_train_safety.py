@@ -409,3 +409,54 @@ def test_a_ctrl_c_a_library_swallows_still_stops_training_at_the_next_segment() 
             stop_if_interrupted()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     signal.signal(signal.SIGINT, previous)
+
+
+def test_a_failed_fine_tune_leaves_its_output_folder_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fine-tune writes in a staging folder: new weights that never got their evaluation do not replace the old
+    folder's (before, they were saved into it file by file, beside the old card and eval.json)."""
+    import jax
+    import numpy as np
+
+    from parallax_zoo.baselines import fine_tune
+    from parallax_zoo.catalogue.registry import resolve
+
+    env_spec, env = resolve("ConnectFour-v0")
+    out = shutil.copytree(hub.mirror_folder("ConnectFour-v0"), tmp_path / "ConnectFour-v0")
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+
+    def trained(env_spec, env, policy, config, stages, seed, progress):
+        moved = jax.tree_util.tree_map(
+            lambda leaf: leaf + 1 if np.issubdtype(leaf.dtype, np.floating) else leaf, policy
+        )
+        return moved, config, {"random": [(0, 0.5), (1, 0.6)]}
+
+    def evaluation_fails(*args: Any, **kwargs: Any) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(fine_tune, "fine_tune", trained)
+    monkeypatch.setattr(fine_tune, "write_evaluation", evaluation_fails)
+    with pytest.raises(OSError, match="No space left"):
+        fine_tune.fine_tune_baseline(env_spec, env, out, out, progress=False)
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+    assert [path.name for path in tmp_path.iterdir()] == ["ConnectFour-v0"], "no staging folder left behind"
+
+
+def test_fine_tune_refuses_a_foreign_output_folder_before_it_trains(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from parallax_zoo.baselines import fine_tune
+
+    def must_not_train(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("trained before checking its output folder")
+
+    monkeypatch.setattr(fine_tune, "fine_tune", must_not_train)
+    project = sandbox / "myproject"
+    project.mkdir()
+    (project / "README.md").write_text("# my project\n")
+    start = str(hub.mirror_folder("ConnectFour-v0"))
+    assert main(["maintain", "fine-tune", "ConnectFour-v0", start, str(project)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.count("\n") == 1 and f"the output folder {project} is not empty and holds no earlier ConnectFour-v0" in err
+    )
+    assert (project / "README.md").read_text() == "# my project\n"
