@@ -6,7 +6,8 @@ of the protocol's opponents exactly the protocol's games with win, draw and
 loss rates that are whole numbers of games summing to all of them, the scores
 agreeing with the record against the first opponent, and a name that is not
 a player the board rates itself (a ladder player, the pinned baseline under
-another name). Each problem comes back as the field and what is wrong with it.
+another name); a result named `random` must score what the random player's shipped
+score says, where one is shipped. Each problem comes back as the field and what is wrong with it.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import re
 import unicodedata
 
 from parallax_zoo.catalogue import registry
-from parallax_zoo.catalogue.player_names import BASELINE
+from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.judging.evaluation import GAMES_PER_OPPONENT, PROTOCOL_VERSION, EvalResult, protocol
+from parallax_zoo.judging.random_scores import stored_random_score
 
 MAX_NAME_LENGTH = 256
 """The longest policy name a board shows (a Hub id at a 40-digit commit is about 150 characters)."""
@@ -93,7 +95,24 @@ def result_problem(result: EvalResult) -> tuple[str, str] | None:
     low, high = result.ci95
     if result.finite and not all(math.isfinite(x) for x in (result.mean, result.std, low, high)):
         return "scores", "too large to average in 64-bit floats (the mean or its interval overflows)"
+    if result.policy == RANDOM:
+        return _random_problem(result, env_spec)
     return None
+
+
+def _random_problem(result: EvalResult, env_spec: EnvSpec) -> tuple[str, str] | None:
+    """A result named `random` is the random player's, reused as its row and as the zero of the normalized score;
+    where the project ships the random player's score under this protocol (`random_scores.json`), it must be that
+    score, so a crafted one cannot move every other row's normalized score."""
+    stored = stored_random_score(env_spec)
+    if stored is None or math.isclose(result.mean, stored["mean"], rel_tol=TOLERANCE, abs_tol=TOLERANCE):
+        return None
+    return "scores", (
+        f"their mean is {result.mean:.6g}, but the random player scores {stored['mean']:.6g} under the protocol of "
+        f"{env_spec.id} (measured and shipped with parallax-zoo); a result named {RANDOM!r} stands for the random "
+        "player. Remove the file (the board uses the shipped score), or give the result another name (its 'policy' "
+        "field)"
+    )
 
 
 def reserved_problem(name: str, env_spec: EnvSpec) -> str | None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 import parallax_zoo
+from parallax_zoo.catalogue.player_names import RANDOM
 from parallax_zoo.judging.evaluation import EvalResult, per_side_record, protocol
+from parallax_zoo.judging.random_scores import stored_random_score
 
 
 def crafted(env_id: str, policy: str, games: dict[str, tuple[int, int, int]]) -> EvalResult:
@@ -32,3 +34,11 @@ def scored(env_id: str, policy: str, scores: tuple[float, ...]) -> EvalResult:
     protocol's episode count."""
     fixed = protocol(parallax_zoo.spec(env_id))
     return EvalResult(env_id, policy, fixed, scores=scores + scores[-1:] * (fixed.episodes - len(scores)))
+
+
+def random_result(env_id: str) -> EvalResult:
+    """The random player's result on an env without opponents, every episode scoring its shipped mean: what a board
+    accepts under the name `random` (the result checks hold that name to the shipped score)."""
+    stored = stored_random_score(parallax_zoo.spec(env_id))
+    assert stored is not None, f"no shipped random score for {env_id}"
+    return scored(env_id, RANDOM, (float(stored["mean"]),))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.crafted_results import crafted, scored
+from helpers.crafted_results import crafted, random_result, scored
 
 import parallax_zoo
 from parallax_zoo.atomic import OutputNotWrittenError
@@ -111,6 +111,7 @@ FORGERIES: dict[str, tuple[Callable[[dict[str, Any]], None], str, str]] = {
     "a 400-digit score": (lambda d: d["scores"].__setitem__(0, 10**400), "scores", "an integer of about 401 digits"),
     "a score past a float": (lambda d: d["scores"].__setitem__(0, "HUGE"), "scores", "inf (a number beyond"),
     "a bare NaN": (lambda d: d["scores"].__setitem__(0, "BARE"), "(whole file)", "a bare NaN"),
+    "a weak result named random": (setting("policy", RANDOM), "scores", "but the random player scores -0.976562"),
 }
 """Forgery: (how the file is altered, the field the one line names, what it says)."""
 
@@ -160,7 +161,7 @@ def test_the_cli_answers_a_forged_file_in_one_line_with_exit_2(tmp_path: Path, c
 
 def test_huge_scores_have_a_finite_mean_and_rank_where_their_label_says(tmp_path: Path) -> None:
     huge = scored("Race-v0", "huge", (1e308,))
-    board = leaderboard([huge, scored("Race-v0", "steady", (1.0,)), scored("Race-v0", RANDOM, (0.0,))])
+    board = leaderboard([huge, scored("Race-v0", "steady", (1.0,)), random_result("Race-v0")])
     assert [row.entrant for row in board.rows] == ["huge", "steady", RANDOM]
     assert board.rows[0].mean == 1e308 and board.rows[0].ci95 == (1e308, 1e308)
     assert [cells[1] for cells in csv.reader(io.StringIO(board.to_csv()))][1:] == ["1", "2", "3"]
@@ -177,7 +178,7 @@ def test_tied_rows_are_ordered_by_content_not_by_file_name(tmp_path: Path) -> No
         folder = tmp_path / first
         for file, name in (("a.json", first), ("b.json", second)):
             scored("Race-v0", name, (1.0,)).save(folder / file)
-        scored("Race-v0", RANDOM, (0.0,)).save(folder / "random.json")
+        random_result("Race-v0").save(folder / "random.json")
         board = leaderboard(load_results(folder))
         board.date = "2026-01-01"
         boards.append(board)
@@ -187,11 +188,11 @@ def test_tied_rows_are_ordered_by_content_not_by_file_name(tmp_path: Path) -> No
 
 def test_csv_cells_a_spreadsheet_would_run_are_neutralised_and_numbers_stay_numbers() -> None:
     names = ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "plain"]
-    board = leaderboard([scored("Race-v0", name, (-5.0,)) for name in names] + [scored("Race-v0", RANDOM, (0.0,))])
+    board = leaderboard([scored("Race-v0", name, (-5.0,)) for name in names] + [random_result("Race-v0")])
     table = list(csv.reader(io.StringIO(board.to_csv())))[1:]
     entrants = {row[2] for row in table}
     assert entrants == {'\'=HYPERLINK("http://x")', "'+1+1", "'-2+3", "'@SUM(A1)", "plain", RANDOM}
-    assert {row[3] for row in table} == {"-5.000", "0.000"}
+    assert {row[3] for row in table} == {"-5.000", "0.799"}
 
 
 # Elo: every player rated from all its recorded games; a given random result reused
@@ -199,7 +200,7 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralised_and_numbers_stay_numb
 
 def test_the_baseline_joining_through_the_random_players_result_is_rated_from_its_own_games_too() -> None:
     random_games = {
-        "tactical": (0, 0, 256),
+        "tactical": (3, 0, 253),  # its scores: a mean of -250/256, the random player's shipped score
         "depth2": (0, 0, 256),
         "depth4": (0, 0, 256),
         RANDOM: (128, 0, 128),
@@ -212,7 +213,7 @@ def test_the_baseline_joining_through_the_random_players_result_is_rated_from_it
     assert ratings[BASELINE].elo > ratings["tactical"].elo
     assert ratings[BASELINE].games == 256 + 4 * 256  # the random player's games with it, and its own
     random_row = next(row for row in board.rows if row.entrant == RANDOM)
-    assert random_row.mean == -1.0 and random_row.normalized == 0.0  # the given result, not a new evaluation
+    assert random_row.mean == -250 / 256 and random_row.normalized == 0.0  # the given result, not a new evaluation
 
 
 # Writing: one line and exit 2, the three files together or not at all
@@ -220,13 +221,13 @@ def test_the_baseline_joining_through_the_random_players_result_is_rated_from_it
 
 def old_board(folder: Path) -> dict[str, str]:
     """A board written into `folder`, and its files' contents."""
-    paths = leaderboard([scored("Race-v0", "old", (1.0,)), scored("Race-v0", RANDOM, (0.0,))]).write(folder)
+    paths = leaderboard([scored("Race-v0", "old", (1.0,)), random_result("Race-v0")]).write(folder)
     return {suffix: path.read_text() for suffix, path in paths.items()}
 
 
 def new_results(folder: Path) -> Path:
     scored("Race-v0", "new", (2.0,)).save(folder / "new.json")
-    scored("Race-v0", RANDOM, (0.0,)).save(folder / "random.json")
+    random_result("Race-v0").save(folder / "random.json")
     return folder
 
 
