@@ -65,8 +65,8 @@ SCRIPT = textwrap.dedent(
     print("training ok")
 
     # Rollout: each device holds num_envs / 4 envs of the state and trajectory. Everything the env computes
-    # and every sampled action is bit-identical to unsharded; the critic's values differ by float rounding
-    # (a [2, 64] matmul per device against one [8, 64] matmul).
+    # and every sampled action is bit-identical to unsharded; the critic's values and the log-probabilities differ
+    # by float rounding (a [2, 64] matmul per device against one [8, 64] matmul).
     vec_env = vector_env(env, config.num_envs)
     def rollout(key, mesh):
         reset_key, play_key = jax.random.split(key)
@@ -79,7 +79,7 @@ SCRIPT = textwrap.dedent(
     assert trajectory.action.sharding.spec == PartitionSpec(None, "envs"), trajectory.action.sharding
     assert set(device_rows(trajectory.action.swapaxes(0, 1)).values()) == {2}
     assert leaves_equal(state, plain_state)
-    critic = ("value", "bootstrap_value")
+    critic = ("value", "bootstrap_value", "log_prob")  # what the network computes: float rounding apart
     for name in critic:
         np.testing.assert_allclose(getattr(trajectory, name), getattr(plain_trajectory, name), rtol=1e-6, atol=1e-6)
     assert leaves_equal(
