@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -197,8 +196,7 @@ def fine_tune_baseline(
             f"at learning rate {stage.learning_rate:g}"
             for stage in RECIPES[env_id]
         )
-        staged = staging.staging_folder(folder)  # the old folder stays whole until the new one is complete
-        try:
+        with staging.staged_beside(folder) as staged:  # the old folder stays whole until the new one is complete
             checkpoint.save(staged, policy, config, search)
             plot_win_curves(curves, env_id, staged / CURVE_FILE)
             write_evaluation(
@@ -215,6 +213,4 @@ def fine_tune_baseline(
             )
             check_staged(env, staged)
             placement(staged, folder)()
-        finally:
-            shutil.rmtree(staged, ignore_errors=True)
     return folder

@@ -44,8 +44,7 @@ def remeasure(env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[s
         )
     with output_lock(folder):
         staging.recover(folder, is_pinned_folder(env_id, registry_path))
-        staged = staging.staging_folder(folder)
-        try:
+        with staging.staged_beside(folder) as staged:
             for path in folder.iterdir():
                 if path.is_file() and not path.name.startswith("."):
                     shutil.copy2(path, staged / path.name)
@@ -54,5 +53,3 @@ def remeasure(env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[s
             check_staged(env, staged)
             with staging.deferred_interrupts():
                 return pin_baseline(env_id, staged, registry_path, swap=lambda: staging.swap_in(staged, folder))
-        finally:
-            shutil.rmtree(staged, ignore_errors=True)

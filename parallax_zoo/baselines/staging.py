@@ -20,6 +20,17 @@ from pathlib import Path
 from typing import Any
 
 
+@contextmanager
+def staged_beside(target: Path) -> Iterator[Path]:
+    """A new empty staging folder beside `target` for the block; whatever of it was not moved in is removed after,
+    so a failed or interrupted run leaves nothing half-written."""
+    folder = staging_folder(target)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def staging_folder(target: Path) -> Path:
     """A new empty folder beside `target` (same filesystem, so a rename moves it in one step)."""
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -430,44 +429,37 @@ def train_baseline(
         if jax.process_count() > 1:
             note = note[:-1] + f" in each of {jax.process_count()} processes, {len(jax.devices())} devices in all."
         staged: dict[int, Path] = {}
-        try:
-            for index, (number, target) in enumerate(folders.items()):
-                staged[number] = staging.staging_folder(target)
-                policy = jax.tree_util.tree_map(lambda leaf, i=index: leaf[i], policies)
-                checkpoint.save(staged[number], policy, resolved, search)
-                plot_curve(returns, training.steps_per_point, training.curve_label, env_id, staged[number] / CURVE_FILE)
-                write_evaluation(
-                    env_spec,
-                    env,
-                    staged[number],
-                    seed_list,
-                    official=target.resolve() == mirror,
-                    training=note,
-                    policy_seed=number,
-                    shown_as=target,
-                )
-                check_staged(env, staged[number])
-            if len(staged) > 1:  # each seed's score known: the statistics over seeds go into every folder
-                statistics = over_seeds(
-                    {
-                        n: json.loads((path / EVAL_FILE).read_text(encoding="utf-8"))["mean"]
-                        for n, path in staged.items()
-                    }
-                )
-                for number, target in folders.items():
-                    add_seed_statistics(env_id, staged[number], statistics, target.resolve() == mirror, target)
-            with staging.deferred_interrupts():
-                for number, target in reversed(folders.items()):
-                    place = placement(staged[number], target)
-                    if pin and number == seed:
-                        from parallax_zoo.baselines.registry_update import pin_baseline
+        for index, (number, target) in enumerate(folders.items()):
+            staged[number] = locks.enter_context(staging.staged_beside(target))  # removed before the locks go
+            policy = jax.tree_util.tree_map(lambda leaf, i=index: leaf[i], policies)
+            checkpoint.save(staged[number], policy, resolved, search)
+            plot_curve(returns, training.steps_per_point, training.curve_label, env_id, staged[number] / CURVE_FILE)
+            write_evaluation(
+                env_spec,
+                env,
+                staged[number],
+                seed_list,
+                official=target.resolve() == mirror,
+                training=note,
+                policy_seed=number,
+                shown_as=target,
+            )
+            check_staged(env, staged[number])
+        if len(staged) > 1:  # each seed's score known: the statistics over seeds go into every folder
+            statistics = over_seeds(
+                {n: json.loads((path / EVAL_FILE).read_text(encoding="utf-8"))["mean"] for n, path in staged.items()}
+            )
+            for number, target in folders.items():
+                add_seed_statistics(env_id, staged[number], statistics, target.resolve() == mirror, target)
+        with staging.deferred_interrupts():
+            for number, target in reversed(folders.items()):
+                place = placement(staged[number], target)
+                if pin and number == seed:
+                    from parallax_zoo.baselines.registry_update import pin_baseline
 
-                        pin_baseline(env_id, staged[number], registry_path, swap=place)
-                    else:
-                        place()
-        finally:
-            for path in staged.values():
-                shutil.rmtree(path, ignore_errors=True)
+                    pin_baseline(env_id, staged[number], registry_path, swap=place)
+                else:
+                    place()
     return folder
 
 

@@ -112,7 +112,11 @@ SCRIPT = textwrap.dedent(
 
 
 def test_env_batch_shards_across_four_devices():
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    env = {
+        **os.environ,
+        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4",
+        "JAX_PLATFORMS": "cpu",
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
@@ -148,7 +152,11 @@ def free_port() -> int:
 @pytest.mark.slow
 def test_two_processes_train_as_one_run():
     """The documented multi-host launch, as two local processes of 2 CPU devices each: one run, unsharded result."""
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
+    env = {
+        **os.environ,
+        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2",
+        "JAX_PLATFORMS": "cpu",
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     coordinator = f"localhost:{free_port()}"
     processes = [
@@ -198,7 +206,11 @@ MAPPO_SELF_PLAY = textwrap.dedent(
 @pytest.mark.slow
 def test_mappo_self_play_with_a_mesh_matches_unsharded():
     """MAPPO with self-play evaluation on 4 devices: losses within float rounding, evaluation results identical."""
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    env = {
+        **os.environ,
+        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4",
+        "JAX_PLATFORMS": "cpu",
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     result = subprocess.run(
         [sys.executable, "-c", MAPPO_SELF_PLAY], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300

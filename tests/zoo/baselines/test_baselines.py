@@ -13,6 +13,7 @@ import jax
 import numpy as np
 import pytest
 import yaml
+from helpers.compile_flags import default_compile_environment
 from helpers.nim import Nim
 
 import parallax_zoo
@@ -30,7 +31,6 @@ from parallax_zoo.catalogue.pins import BaselinePin, baseline_dirname, sha256_fi
 from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, Registry
 from parallax_zoo.cli.main import main
 from parallax_zoo.policies import checkpoint, hub
-from parallax_zoo.policies.loading import load_folder
 
 BASELINE_FILES = {"config.yaml", "model.safetensors", "README.md", "eval.json", "curve.png"}
 TINY = PPOConfig(
@@ -220,15 +220,64 @@ LONG_PROTOCOLS = {"ConnectFour-v0", "Othello-v0"}
 --run-slow; the default suite still holds their eval.json to the current protocol (the card test below)."""
 
 
+REPRODUCE = """
+import json, sys, traceback
+import parallax_zoo
+from parallax_zoo import evaluate
+from parallax_zoo.catalogue.pins import baseline_dirname
+from parallax_zoo.policies import hub
+from parallax_zoo.policies.loading import load_folder
+
+ids = {baseline_dirname(env_id): env_id for env_id in parallax_zoo.list_envs()}
+results = {}
+for folder in sys.argv[2:]:
+    try:
+        env_id = ids[folder]
+        policy = load_folder(hub.mirror_root() / folder, parallax_zoo.make(env_id))  # whole: with its search, if any
+        results[folder] = evaluate(env_id, policy).to_dict()
+    except Exception:
+        results[folder] = traceback.format_exc()
+with open(sys.argv[1], "w") as file:
+    json.dump(results, file)
+"""
+"""Evaluates each shipped baseline folder named, as `parallax-zoo eval` does, into a JSON file: folder to result."""
+REPRODUCTION_TEST = "test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target"
+
+
+@pytest.fixture(scope="module")
+def reproduced(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The shipped baselines the session runs the test below on, each evaluated again in one fresh interpreter that
+    compiles as users do (helpers.compile_flags: a reference score was measured so, to the last bit)."""
+    folders = sorted(
+        item.callspec.params["folder"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == REPRODUCTION_TEST and item.get_closest_marker("skip") is None
+    )
+    out = tmp_path_factory.mktemp("reproduced") / "results.json"
+    done = subprocess.run(
+        [sys.executable, "-c", REPRODUCE, str(out), *folders],
+        env=default_compile_environment(),
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
 @pytest.mark.parametrize(
     "folder", [pytest.param(f, marks=pytest.mark.slow) if f in LONG_PROTOCOLS else f for f in SHIPPED]
 )
-def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(folder: str) -> None:
+def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(
+    folder: str, reproduced: dict[str, Any]
+) -> None:
+    from parallax_zoo.judging.evaluation import EvalResult
+
     env_id = next(e for e in parallax_zoo.list_envs() if baseline_dirname(e) == folder)
-    policy = load_folder(hub.mirror_root() / folder, parallax_zoo.make(env_id))  # whole: with its search, if it has one
+    assert isinstance(reproduced[folder], dict), reproduced[folder]  # else the traceback of its evaluation
+    result = EvalResult.from_json(reproduced[folder])
     reference = parallax_zoo.spec(env_id).reference_score
     assert reference is not None
-    result = evaluate(env_id, policy)
     assert result.mean == pytest.approx(reference, rel=1e-6, abs=1e-6)
     if env_id in TARGETS:
         target, met = TARGETS[env_id]

@@ -29,7 +29,7 @@ def _environment(devices: int) -> dict[str, str]:
         **plain,
         "PYTHONPATH": str(ROOT),
         "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}",
     }
 
 
