@@ -1,5 +1,5 @@
 """Shared pytest options: `--run-slow` enables the GPU-sized checks marked `slow`; one JAX compilation cache, in a
-temporary folder removed at the end, serves the whole default session: its workers and every process they start; and
+temporary folder removed at the end, serves the whole session: its workers and every process they start; and
 every one of those processes compiles fast (helpers.compile_flags)."""
 
 import os
@@ -28,20 +28,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """The session's first process (xdist's controller, or the only one) makes the cache folder and puts it in the
-    environment; the workers and the processes the tests start inherit it, so a program compiled once loads after.
-    Under --run-slow there is none: the per-id files compile programs that no other test loads again, and two
-    workers of long slow runs died inside jaxlib, one while it serialized a program into the cache."""
+    environment; the workers and the processes the tests start inherit it, so a program compiled once loads after."""
     os.environ["XLA_FLAGS"] = with_fast_compile(os.environ.get("XLA_FLAGS", ""))
-    if not hasattr(config, "workerinput"):
+    if not (hasattr(config, "workerinput") and "JAX_COMPILATION_CACHE_DIR" in os.environ):
+        folder = tempfile.mkdtemp(prefix="parallax-zoo-tests-jax-cache-")
+        config.stash[_CACHE_FOLDER] = folder
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = folder
+        os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(CACHE_BYTES)
         config.stash[_MUJOCO_LOG_BEFORE] = (config.rootpath / MUJOCO_LOG).exists()
-    if not config.getoption("--run-slow"):
-        if not (hasattr(config, "workerinput") and "JAX_COMPILATION_CACHE_DIR" in os.environ):
-            folder = tempfile.mkdtemp(prefix="parallax-zoo-tests-jax-cache-")
-            config.stash[_CACHE_FOLDER] = folder
-            os.environ["JAX_COMPILATION_CACHE_DIR"] = folder
-            os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"] = str(CACHE_BYTES)
-        jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
-        jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
+    jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+    jax.config.update("jax_compilation_cache_max_size", int(os.environ["JAX_COMPILATION_CACHE_MAX_SIZE"]))
     # The zoo points MUJOCO_GL at a headless OpenGL before it imports MuJoCo, which reads it once; tests that import
     # Brax or MuJoCo themselves share the worker with tests that draw, so they get the same choice first.
     mujoco_renderer_problem()
