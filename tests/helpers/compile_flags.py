@@ -1,6 +1,6 @@
 """How the test processes compile: XLA for the CPU at LLVM's lowest optimization level, set by tests/conftest.py.
 
-Compiling is most of the suite's time on a CPU; at this level the suite takes about half as long (docs/development.md),
+Compiling is most of the suite's time on a CPU; at this level the suite takes a third less time (docs/development.md),
 and the programs run the same operations, so every behaviour a test checks is the same. Their floating-point results
 may differ in the last bits: at this level LLVM does not fuse a multiply and an add into one FMA instruction, which
 rounds once (Acrobot-v1's baseline scores -81.82 instead of its pinned -81.46, as it does on a CPU without FMA). So a
