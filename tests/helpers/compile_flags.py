@@ -27,3 +27,10 @@ def default_compile_environment() -> dict[str, str]:
     flags = [flag for flag in environment.get("XLA_FLAGS", "").split() if flag not in FAST_COMPILE_XLA_FLAGS]
     environment["XLA_FLAGS"] = " ".join(flags)
     return environment
+
+
+def cpu_devices_environment(devices: int) -> dict[str, str]:
+    """This process's environment for a process that sees `devices` CPU devices (XLA splits the host), compiling as
+    the tests do: the sharding and multi-process tests start theirs with it."""
+    xla_flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}".strip()
+    return {**os.environ, "XLA_FLAGS": xla_flags, "JAX_PLATFORMS": "cpu"}

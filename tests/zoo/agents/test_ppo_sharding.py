@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.compile_flags import cpu_devices_environment
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -39,11 +40,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_seeds_shard_across_four_devices():
-    env = {
-        **os.environ,
-        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4",
-        "JAX_PLATFORMS": "cpu",
-    }
+    env = cpu_devices_environment(4)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300

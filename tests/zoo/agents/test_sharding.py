@@ -19,6 +19,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from helpers.compile_flags import cpu_devices_environment
 from helpers.example_envs import GridWorld
 from jax.sharding import Mesh
 
@@ -112,11 +113,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_env_batch_shards_across_four_devices():
-    env = {
-        **os.environ,
-        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4",
-        "JAX_PLATFORMS": "cpu",
-    }
+    env = cpu_devices_environment(4)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
@@ -152,11 +149,7 @@ def free_port() -> int:
 @pytest.mark.slow
 def test_two_processes_train_as_one_run():
     """The documented multi-host launch, as two local processes of 2 CPU devices each: one run, unsharded result."""
-    env = {
-        **os.environ,
-        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2",
-        "JAX_PLATFORMS": "cpu",
-    }
+    env = cpu_devices_environment(2)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     coordinator = f"localhost:{free_port()}"
     processes = [
@@ -206,11 +199,7 @@ MAPPO_SELF_PLAY = textwrap.dedent(
 @pytest.mark.slow
 def test_mappo_self_play_with_a_mesh_matches_unsharded():
     """MAPPO with self-play evaluation on 4 devices: losses within float rounding, evaluation results identical."""
-    env = {
-        **os.environ,
-        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=4",
-        "JAX_PLATFORMS": "cpu",
-    }
+    env = cpu_devices_environment(4)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     result = subprocess.run(
         [sys.executable, "-c", MAPPO_SELF_PLAY], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300

@@ -4,7 +4,6 @@ line"): the processes join one run, process 0 alone writes, and the weights are 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.compile_flags import cpu_devices_environment
 from safetensors.numpy import load_file
 
 from parallax_zoo.cli.main import main
@@ -24,13 +24,8 @@ RUN = ["GridWorld-v0", "--total-timesteps", "3072", "--num-envs", "8", "--seeds"
 
 
 def _environment(devices: int) -> dict[str, str]:
-    plain = {k: v for k, v in os.environ.items() if not k.startswith(LAUNCHER_VARIABLES)}
-    return {
-        **plain,
-        "PYTHONPATH": str(ROOT),
-        "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}",
-    }
+    plain = {k: v for k, v in cpu_devices_environment(devices).items() if not k.startswith(LAUNCHER_VARIABLES)}
+    return {**plain, "PYTHONPATH": str(ROOT)}
 
 
 def _free_port() -> int:
