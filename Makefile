@@ -43,8 +43,10 @@ test: $(VENV)/.dev-installed browser
 test-slow: $(VENV)/.dev-installed browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --run-slow
 
+# PYRIGHT_FLAGS are added to pyright's own: tests/project/test_typing.py reads the report with --outputjson.
+PYRIGHT_FLAGS ?=
 typecheck: $(VENV)/.dev-installed
-	$(BIN)/pyright --pythonpath $(BIN)/python
+	$(BIN)/pyright --pythonpath $(BIN)/python $(PYRIGHT_FLAGS)
 
 # ruff formats and lints with the settings in pyproject.toml; the test suite runs the same check (tests/project/test_lint.py).
 lint: $(VENV)/.dev-installed

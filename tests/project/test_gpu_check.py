@@ -36,6 +36,7 @@ def offline_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow  # it trains the GPU tier's baselines and times every native env and PPO: GPU-sized
 def test_dry_run_runs_every_section_and_writes_the_results(tmp_path: Path) -> None:
     done = run_script("benchmarks/gpu_check.sh", env=offline_env(tmp_path, GPU_CHECK_DRY="1"))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]

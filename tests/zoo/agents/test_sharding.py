@@ -29,7 +29,7 @@ from parallax_zoo.agents.sharding import check_divisible, default_mesh, device_r
 
 ROOT = Path(__file__).resolve().parents[3]
 
-SCRIPT = textwrap.dedent(
+SETUP = textwrap.dedent(
     """
     import dataclasses
     import jax, numpy as np
@@ -51,7 +51,11 @@ SCRIPT = textwrap.dedent(
     mesh = default_mesh()
     env = TimeLimit(GridWorld(), 50)
     config = PPOConfig(num_envs=8, num_steps=16, total_timesteps=8 * 16 * 3, num_minibatches=2, update_epochs=2)
+    """
+)
 
+TRAINING_AND_ROLLOUT = textwrap.dedent(
+    """
     # Training: same params and metrics as the unsharded run, within float32 rounding; params replicated.
     single_policy, single = jax.jit(make_train(config, env))(jax.random.key(0))
     sharded_policy, sharded = jax.jit(make_train(config, env, mesh))(jax.random.key(0))
@@ -89,16 +93,6 @@ SCRIPT = textwrap.dedent(
     )
     print("rollout ok")
 
-    # Evaluation with a mesh: identical scores, single-agent and head-to-head.
-    grid_policy = Policy(actor_critic_for(env), actor_critic_for(env).init(jax.random.key(2)))
-    assert evaluate("GridWorld-v0", grid_policy, mesh=mesh).scores == evaluate("GridWorld-v0", grid_policy).scores
-    import parallax_zoo
-    board = parallax_zoo.make("TicTacToe-v0")
-    board_policy = Policy(actor_critic_for(board), actor_critic_for(board).init(jax.random.key(3)))
-    board_sharded = evaluate("TicTacToe-v0", board_policy, baseline=board_policy, mesh=mesh)
-    board_single = evaluate("TicTacToe-v0", board_policy, baseline=board_policy)
-    assert board_sharded.scores == board_single.scores and board_sharded.opponents == board_single.opponents
-    print("evaluation ok")
 
     # A batch that does not split evenly is refused with the fix in the message.
     try:
@@ -111,16 +105,43 @@ SCRIPT = textwrap.dedent(
     """
 )
 
+EVALUATION = textwrap.dedent(
+    """
+    # Evaluation with a mesh: identical scores, single-agent and head-to-head.
+    grid_policy = Policy(actor_critic_for(env), actor_critic_for(env).init(jax.random.key(2)))
+    assert evaluate("GridWorld-v0", grid_policy, mesh=mesh).scores == evaluate("GridWorld-v0", grid_policy).scores
+    import parallax_zoo
+    board = parallax_zoo.make("TicTacToe-v0")
+    board_policy = Policy(actor_critic_for(board), actor_critic_for(board).init(jax.random.key(3)))
+    board_sharded = evaluate("TicTacToe-v0", board_policy, baseline=board_policy, mesh=mesh)
+    board_single = evaluate("TicTacToe-v0", board_policy, baseline=board_policy)
+    assert board_sharded.scores == board_single.scores and board_sharded.opponents == board_single.opponents
+    print("evaluation ok")
+    """
+)
 
-def test_env_batch_shards_across_four_devices():
+
+def run_on_four_devices(script: str) -> str:
+    """Run `script` in a fresh interpreter that sees four CPU devices; return its output."""
     env = cpu_devices_environment(4)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     result = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    for stage in ("training", "rollout", "evaluation", "divisibility"):
-        assert f"{stage} ok" in result.stdout, result.stdout
+    return result.stdout
+
+
+def test_env_batch_shards_across_four_devices():
+    output = run_on_four_devices(SETUP + TRAINING_AND_ROLLOUT)
+    for stage in ("training", "rollout", "divisibility"):
+        assert f"{stage} ok" in output, output
+
+
+@pytest.mark.slow  # compiles evaluation four times, single-agent and head-to-head, with and without the mesh
+def test_evaluation_on_four_devices_scores_as_unsharded():
+    output = run_on_four_devices(SETUP + EVALUATION)
+    assert "evaluation ok" in output, output
 
 
 TWO_HOSTS = textwrap.dedent(
