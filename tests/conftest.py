@@ -10,6 +10,7 @@ from typing import Any
 import jax
 import pytest
 from helpers.compile_flags import with_fast_compile
+from helpers.memory_maps import memory_map_count, memory_map_limit
 
 from parallax.adapters.frames import mujoco_renderer_problem
 from parallax_zoo.catalogue import registry
@@ -71,6 +72,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from helpers.scheduling import LongestFilesFirst  # xdist's, imported only where xdist runs the session
 
     return LongestFilesFirst(config, log) if config.getoption("dist") == "loadfile" else None
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Let go of every compiled program once a worker holds half the memory maps a process may: the slow per-id
+    checks compile a few thousand maps' worth per Playground id and keep them, and a worker past the limit dies
+    inside XLA's compiler (docs/development.md)."""
+    count, limit = memory_map_count(), memory_map_limit()
+    if count is not None and limit is not None and count > limit // 2:
+        jax.clear_caches()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

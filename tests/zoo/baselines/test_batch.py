@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from helpers.memory_maps import memory_map_count
+
+from parallax_zoo.baselines.batch import run_batch
 from parallax_zoo.baselines.families import FAMILY_CONFIGS
 from parallax_zoo.cli.main import main
 from parallax_zoo.policies import checkpoint
@@ -50,3 +54,16 @@ def test_a_batch_refuses_an_unknown_id_before_training_anything(tmp_path, capsys
     assert code == 2
     assert "Nope-v0" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_batch_lets_go_of_each_ids_compiled_programs(tmp_path):
+    """XLA keeps a compiled program's code mapped while JAX caches it; a batch that kept every id's would run out of
+    the kernel's memory maps after a few dozen Playground ids and crash inside the compiler."""
+    if memory_map_count() is None:
+        pytest.fail("this check reads /proc/self/maps (Linux)")
+    quick = dict(seeds=1, out_root=tmp_path, total_timesteps=1024)
+    run_batch(["gymnax/DeepSea-bsuite"], **quick)  # gymnax and the trainer imported, their libraries mapped
+    after_one = memory_map_count()
+    run_batch(["gymnax/Catch-bsuite"], **quick)
+    grown = memory_map_count() - after_one
+    assert grown < 100, f"{grown} more memory maps after the second id: its programs were kept (one id takes ~300)"
