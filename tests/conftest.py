@@ -14,6 +14,7 @@ from helpers.memory_maps import memory_map_count, memory_map_limit
 
 from parallax.adapters.frames import mujoco_renderer_problem
 from parallax_zoo.catalogue import registry
+from parallax_zoo.judging.programs import release_programs
 
 CACHE_BYTES = 4 * 2**30
 """The cache's bound; with one set, JAX also locks its entries, so that no process reads one half-written."""
@@ -80,7 +81,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
     inside XLA's compiler (docs/development.md)."""
     count, limit = memory_map_count(), memory_map_limit()
     if count is not None and limit is not None and count > limit // 2:
-        jax.clear_caches()
+        release_programs()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

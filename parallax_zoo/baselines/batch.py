@@ -3,9 +3,7 @@ skipping the ids already done, so an interrupted batch resumes where it stopped 
 
 Each id's folders are swapped in whole (`staging`), so an id is either done, with every seed's folder complete,
 or not started; a failure of one id (assets missing, a bad config) is reported and the batch goes on. Each id's
-compiled programs are let go before the next (`jax.clear_caches`): XLA maps every program's code into the process
-for as long as JAX caches it, and a long batch would otherwise run out of the kernel's memory maps
-(`vm.max_map_count`, 65530 by default; a Playground id takes about 2,500) and crash inside the compiler.
+compiled programs are let go before the next (`judging.programs.release_programs`).
 """
 
 from __future__ import annotations
@@ -16,8 +14,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import jax
 
 from parallax_zoo.baselines.training import (
     EVAL_FILE,
@@ -30,6 +26,7 @@ from parallax_zoo.baselines.training import (
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.pins import baseline_dirname
 from parallax_zoo.errors import UserError
+from parallax_zoo.judging.programs import release_programs
 from parallax_zoo.policies import hub
 
 DONE, TRAINED, FAILED = "done before", "trained", "failed"
@@ -86,7 +83,7 @@ def run_batch(
             row = BatchRow(env_id, DONE, seeds, score=_score(first))
         else:
             row = _train_one(env_id, first, seed, seeds, pin, total_timesteps)
-            jax.clear_caches()  # no later id runs this id's programs (module docstring)
+            release_programs()  # no later id runs this id's programs
         rows.append(row)
         on_row(rows, len(env_ids) - index - 1)
     return rows

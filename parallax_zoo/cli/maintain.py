@@ -23,6 +23,7 @@ from parallax_zoo.errors import UserError
 def _remeasure(args: argparse.Namespace) -> int:
     from parallax_zoo.baselines.remeasure import remeasure, shipped_baselines
     from parallax_zoo.baselines.training import EVAL_FILE
+    from parallax_zoo.judging.programs import release_programs
     from parallax_zoo.policies import hub
 
     for env_id in args.env_ids or shipped_baselines():
@@ -45,6 +46,7 @@ def _remeasure(args: argparse.Namespace) -> int:
                     for side in (0, 1)
                 )
             )
+        release_programs()
     return 0
 
 
@@ -99,6 +101,7 @@ def _batch(args: argparse.Namespace) -> int:
 
 def _random_scores(args: argparse.Namespace) -> int:
     from parallax_zoo.catalogue import registry
+    from parallax_zoo.judging.programs import release_programs
     from parallax_zoo.judging.random_scores import RANDOM_SCORES_FILE, measure_random_score, write_random_scores
 
     env_ids = list(args.env_ids) + ([] if args.namespace is None else registry.list_envs(namespace=args.namespace))
@@ -110,6 +113,7 @@ def _random_scores(args: argparse.Namespace) -> int:
         low, high = record["ci95"]
         print(f"{env_id:40} random {record['mean']:.3f}  95% CI [{low:.3f}, {high:.3f}]", flush=True)
         records.append((env_id, record))
+        release_programs()
     if args.write:
         print(f"wrote {write_random_scores(records, args.file or RANDOM_SCORES_FILE)}")
     return 0

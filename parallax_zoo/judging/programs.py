@@ -7,6 +7,11 @@ identity), so a second policy of the same networks, or the same scripted
 player again, runs the program already compiled. Envs are immutable and
 hashed by identity: the one env object `registry.resolve` gives for an id
 serves every evaluation of it, and so does its program.
+
+A job over many ids in one process (a batch, re-measuring, the random scores) lets go of every program after each
+id with `release_programs`: XLA keeps a compiled program's machine code mapped into the process while JAX caches
+it, and a Linux process may hold 65,530 memory maps by default (`vm.max_map_count`), about 25 Playground ids'
+worth; past that the compiler crashes.
 """
 
 from __future__ import annotations
@@ -76,6 +81,12 @@ def _compile(
 
 
 _compile_cached = functools.lru_cache(maxsize=CACHE_SIZE)(_compile)
+
+
+def release_programs() -> None:
+    """Let go of every compiled program, evaluation's and JAX's own (module docstring: why a long job must)."""
+    _compile_cached.cache_clear()
+    jax.clear_caches()
 
 
 def _hashable(value: Any) -> bool:

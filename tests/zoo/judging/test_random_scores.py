@@ -4,6 +4,8 @@ the protocol they were measured with."""
 import dataclasses
 import json
 
+from helpers.memory_maps import memory_map_count
+
 import parallax_zoo
 from parallax_zoo.cli.main import main
 from parallax_zoo.judging.random_scores import RANDOM_SCORES_FILE, stored_random_score
@@ -20,7 +22,10 @@ def test_measured_scores_are_kept_per_id_and_count_only_under_their_protocol(tmp
     other_limit = dataclasses.replace(parallax_zoo.spec("GridWorld-v0"), max_steps=7)  # another protocol
     assert stored_random_score(other_limit, path) is None
 
+    maps_before = memory_map_count()
     assert main(["maintain", "random-scores", "Race-v0", "--write", "--file", str(path)]) == 0  # adds, keeps the rest
+    grown = memory_map_count() - maps_before  # each id's programs let go after it (judging/programs.py)
+    assert grown < 50, f"{grown} more memory maps after measuring Race-v0: its programs were kept"
     assert sorted(json.loads(path.read_text())["envs"]) == ["GridWorld-v0", "Race-v0", "TicTacToe-v0"]
 
 
