@@ -2,6 +2,7 @@
 temporary folder removed at the end, serves the whole session: its workers and every process they start; and
 every one of those processes compiles fast (helpers.compile_flags)."""
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -75,12 +76,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return LongestFilesFirst(config, log) if config.getoption("dist") == "loadfile" else None
 
 
+MAP_LIMIT = memory_map_limit()
+"""The most memory maps a process may hold (None where the system does not say); read once."""
+TESTS_BETWEEN_MAP_CHECKS = 5
+"""Listing a worker's maps takes tens of ms at 20k of them; a test adds at most a few thousand (a Playground id about
+2,500), so checking every fifth test still lets go well before the limit."""
+_teardowns = itertools.count(1)
+
+
 def pytest_runtest_teardown(item: pytest.Item) -> None:
     """Let go of every compiled program once a worker holds half the memory maps a process may: the slow per-id
     checks compile a few thousand maps' worth per Playground id and keep them, and a worker past the limit dies
     inside XLA's compiler (docs/development.md)."""
-    count, limit = memory_map_count(), memory_map_limit()
-    if count is not None and limit is not None and count > limit // 2:
+    if MAP_LIMIT is None or next(_teardowns) % TESTS_BETWEEN_MAP_CHECKS:
+        return
+    count = memory_map_count()
+    if count is not None and count > MAP_LIMIT // 2:
         release_programs()
 
 
