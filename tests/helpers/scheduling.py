@@ -10,7 +10,6 @@ from xdist.scheduler import LoadFileScheduling
 from xdist.workermanage import WorkerController
 
 LONGEST_FILES = (
-    "tests/project/test_notebooks.py",
     "tests/zoo/baselines/test_baselines.py",
     "tests/parallax/adapters/test_adapter_jaxmarl.py",
     "tests/parallax/adapters/test_adapter_brax.py",
@@ -20,6 +19,7 @@ LONGEST_FILES = (
     "tests/zoo/baselines/test_train_safety.py",
     "tests/parallax/adapters/test_adapter_craftax.py",
     "tests/zoo/cli/test_cli_output.py",
+    "tests/project/test_notebooks.py",
     "tests/zoo/cli/test_cli.py",
     "tests/zoo/agents/test_held_out_ladder.py",
     "tests/project/test_doc_snippets.py",

@@ -215,7 +215,10 @@ def test_every_registered_env_passes_check_env(env_id):
     check_env(env, num_steps=8)
 
 
-@pytest.mark.parametrize("env_id", ["brax/halfcheetah", "jaxmarl/halfcheetah_6x1"])
+@pytest.mark.parametrize(
+    "env_id",
+    ["brax/halfcheetah", pytest.param("jaxmarl/halfcheetah_6x1", marks=pytest.mark.slow)],  # 15 s: MABrax
+)
 def test_mujocos_model_warnings_reach_python_not_the_terminal_or_a_log_file_in_the_working_folder(env_id, tmp_path):
     """halfcheetah's XML uses `settotalmass`, which MuJoCo warns about while compiling it, whether Brax builds it or
     JaxMARL's MABrax does: that warning is a Python `MuJoCoWarning` of the build, and neither a line printed from C

@@ -103,8 +103,15 @@ def test_space_dtype_follows_what_the_env_emits():
     assert adapter.reset(key=jax.random.key(0)).observation.dtype == jnp.float32
 
 
-MINATAR_BY_DEFAULT = "gymnax/SpaceInvaders-MinAtar"
-"""The one MinAtar game checked by default; the other MinAtar games (10-15 s each on a CPU) run with --run-slow."""
+CHECKED_BY_DEFAULT = {
+    "gymnax/CartPole-v1",  # classic control, discrete
+    "gymnax/Pendulum-v1",  # classic control, continuous
+    "gymnax/Catch-bsuite",  # bsuite
+    "gymnax/MetaMaze-misc",  # misc, partially observable
+    "gymnax/SpaceInvaders-MinAtar",  # MinAtar
+}
+"""The ids whose `check_env` runs in the default suite, one of each family and kind of space; every other registered
+gymnax id (3 s on a 2-core CPU, a MinAtar game 10-15 s) runs with --run-slow."""
 
 LEFT_OUT = {"MNISTBandit-bsuite": "downloads MNIST when built"}
 """gymnax envs the registry leaves out, and why (docs/suites.md)."""
@@ -112,9 +119,7 @@ LEFT_OUT = {"MNISTBandit-bsuite": "downloads MNIST when built"}
 
 def _registered_gymnax_params() -> list:
     return [
-        pytest.param(env_id, marks=pytest.mark.slow)
-        if env_id.endswith("-MinAtar") and env_id != MINATAR_BY_DEFAULT
-        else env_id
+        env_id if env_id in CHECKED_BY_DEFAULT else pytest.param(env_id, marks=pytest.mark.slow)
         for env_id in parallax_zoo.list_envs(namespace="gymnax")
     ]
 
@@ -123,6 +128,7 @@ def test_the_registry_holds_every_gymnax_env_that_builds_offline_with_gymnax_epi
     registered = {parallax_zoo.spec(env_id).foreign_id: env_id for env_id in parallax_zoo.list_envs(namespace="gymnax")}
     assert set(registered) == set(gymnax.registered_envs) - set(LEFT_OUT)
     assert all(env_id == f"gymnax/{name}" for name, env_id in registered.items())
+    assert CHECKED_BY_DEFAULT <= set(registered.values()), "the default suite checks registered ids"
     for name, env_id in registered.items():
         assert parallax_zoo.spec(env_id).max_steps == int(gymnax.make(name)[1].max_steps_in_episode), env_id
     families = {tag for env_id in registered.values() for tag in parallax_zoo.spec(env_id).tags}

@@ -83,6 +83,7 @@ def test_inactive_slots_do_not_change_the_gradient(vtrace):
     )
 
 
+@pytest.mark.slow  # trains to a result (15 s on two cores); test_race_return_rises_far_above_random learns by default
 def test_self_play_beats_random_and_earlier_snapshots():
     env = TimeLimit(Nim(), max_steps=20)
     config = MAPPOConfig(
@@ -128,6 +129,7 @@ def test_config_pairs_an_opponent_with_its_share():
         MAPPOConfig(num_envs=4, opponent="random", opponent_share=0.1)
 
 
+@pytest.mark.slow  # trains to a result (14 s on two cores), as above
 def test_training_against_the_naive_team_learns_to_beat_it():
     import parallax_zoo
     from parallax_zoo import evaluate

@@ -112,6 +112,7 @@ def test_minibatches_hold_whole_env_sequences(collected):
             np.testing.assert_array_equal(minibatch_memory[m, column], memory.hidden[env])
 
 
+@pytest.mark.slow  # trains to a result (16 s on two cores); the tests above check the recurrent data layout by default
 def test_recurrent_ppo_learns_memory_chain(tmp_path):
     # MemoryChain shows a +-1 context on the first step only and pays +1 (or -1) for naming it five steps later:
     # without memory the best expected return is 0, which is also the random player's.

@@ -132,6 +132,7 @@ def run_on_four_devices(script: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow  # a mesh of four devices, compiled in a fresh process (20 s on two cores)
 def test_env_batch_shards_across_four_devices():
     output = run_on_four_devices(SETUP + TRAINING_AND_ROLLOUT)
     for stage in ("training", "rollout", "divisibility"):

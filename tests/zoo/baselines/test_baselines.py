@@ -215,9 +215,18 @@ TARGETS: dict[str, tuple[str, Any]] = {
 }
 
 
-LONG_PROTOCOLS = {"ConnectFour-v0", "Othello-v0"}
-"""Baselines whose full protocol takes minutes on two cores (five opponents, depth-4 search among them): checked under
---run-slow; the default suite still holds their eval.json to the current protocol (the card test below)."""
+REPRODUCED_BY_DEFAULT = {
+    "GridWorld-v0",  # a native single-agent env
+    "GridWorld-Masked-v0",  # with an action mask
+    "Race-v0",  # native multi-agent
+    "TeamRace-v0",  # two teams, against the naive team from either side
+    "gymnax-CartPole-v1",  # an adapted suite
+    "gymnax-MemoryChain-bsuite",  # a recurrent policy
+}
+"""The baselines the default suite evaluates again, one of each kind (about 25 s together on two cores); the rest run
+with --run-slow: a board game's protocol takes seconds (TicTacToe) to minutes (ConnectFour, Othello: depth-4 search
+among the opponents), and the default suite still holds their eval.json to the current protocol (the card test
+below)."""
 
 
 REPRODUCE = """
@@ -265,8 +274,12 @@ def reproduced(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     return json.loads(out.read_text())
 
 
+def test_the_baselines_reproduced_by_default_are_shipped() -> None:
+    assert REPRODUCED_BY_DEFAULT <= set(SHIPPED), sorted(REPRODUCED_BY_DEFAULT - set(SHIPPED))
+
+
 @pytest.mark.parametrize(
-    "folder", [pytest.param(f, marks=pytest.mark.slow) if f in LONG_PROTOCOLS else f for f in SHIPPED]
+    "folder", [f if f in REPRODUCED_BY_DEFAULT else pytest.param(f, marks=pytest.mark.slow) for f in SHIPPED]
 )
 def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(
     folder: str, reproduced: dict[str, Any]

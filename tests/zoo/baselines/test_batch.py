@@ -56,6 +56,7 @@ def test_a_batch_refuses_an_unknown_id_before_training_anything(tmp_path, capsys
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # the many-id jobs it guards run with --run-slow; 15 s of compiling ids on two cores
 def test_a_batch_lets_go_of_each_ids_compiled_programs(tmp_path):
     """XLA keeps a compiled program's code mapped while JAX caches it; a batch that kept every id's would run out of
     the kernel's memory maps after a few dozen Playground ids and crash inside the compiler."""
