@@ -11,6 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers.slow_params import slow_except
 from jupyter_client.kernelspec import KernelSpecManager
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,13 +67,7 @@ def test_the_four_notebooks_are_there_and_committed_executed():
         assert str(REPO) not in text and "/tmp/" not in text, f"{name} shows a path of the machine it ran on"
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        name if name in RUN_BY_DEFAULT else pytest.param(name, marks=pytest.mark.slow)
-        for name in sorted(path.name for path in NOTEBOOKS.glob("*.ipynb"))
-    ],
-)
+@pytest.mark.parametrize("name", slow_except(sorted(path.name for path in NOTEBOOKS.glob("*.ipynb")), RUN_BY_DEFAULT))
 def test_notebook_runs_without_error(name: str, kernel_specs: KernelSpecManager, tmp_path: Path):
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     for cell in notebook.cells:

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers.slow_params import slow_except
 
 pytest.importorskip("craftax")
 
@@ -27,13 +28,7 @@ def classic():
     return parallax_zoo.make("craftax/Craftax-Classic-Symbolic-v1", max_timesteps=5)
 
 
-@pytest.mark.parametrize(
-    "env_id",
-    [
-        i if i in DEFAULT_SUITE else pytest.param(i, marks=pytest.mark.slow)
-        for i in parallax_zoo.list_envs(tag="craftax")
-    ],
-)
+@pytest.mark.parametrize("env_id", slow_except(parallax_zoo.list_envs(tag="craftax"), DEFAULT_SUITE))
 def test_every_registered_id_passes_check_env(env_id):
     env = parallax_zoo.make(env_id)
     assert env.episode_length == parallax_zoo.spec(env_id).max_steps

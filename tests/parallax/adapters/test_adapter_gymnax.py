@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers.slow_params import slow_except
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -117,13 +118,6 @@ LEFT_OUT = {"MNISTBandit-bsuite": "downloads MNIST when built"}
 """gymnax envs the registry leaves out, and why (docs/suites.md)."""
 
 
-def _registered_gymnax_params() -> list:
-    return [
-        env_id if env_id in CHECKED_BY_DEFAULT else pytest.param(env_id, marks=pytest.mark.slow)
-        for env_id in parallax_zoo.list_envs(namespace="gymnax")
-    ]
-
-
 def test_the_registry_holds_every_gymnax_env_that_builds_offline_with_gymnax_episode_length():
     registered = {parallax_zoo.spec(env_id).foreign_id: env_id for env_id in parallax_zoo.list_envs(namespace="gymnax")}
     assert set(registered) == set(gymnax.registered_envs) - set(LEFT_OUT)
@@ -135,7 +129,7 @@ def test_the_registry_holds_every_gymnax_env_that_builds_offline_with_gymnax_epi
     assert {"classic-control", "minatar", "bsuite", "misc"} <= families
 
 
-@pytest.mark.parametrize("env_id", _registered_gymnax_params())
+@pytest.mark.parametrize("env_id", slow_except(parallax_zoo.list_envs(namespace="gymnax"), CHECKED_BY_DEFAULT))
 def test_every_registered_env_passes_check_env(env_id):
     env = parallax_zoo.make(env_id)
     assert isinstance(env, GymnaxAdapter) and env.episode_length == parallax_zoo.spec(env_id).max_steps

@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers.slow_params import slow_except
 
 jaxmarl = pytest.importorskip("jaxmarl")
 
@@ -47,9 +48,7 @@ def spread():
     return parallax_zoo.make("jaxmarl/MPE_simple_spread_v3")
 
 
-@pytest.mark.parametrize(
-    "env_id", [i if i in DEFAULT_SUITE else pytest.param(i, marks=pytest.mark.slow) for i in JAXMARL_IDS]
-)
+@pytest.mark.parametrize("env_id", slow_except(JAXMARL_IDS, DEFAULT_SUITE))
 def test_every_registered_id_passes_check_env(env_id):
     env = parallax_zoo.make(env_id)
     assert env.num_agents == parallax_zoo.spec(env_id).num_agents

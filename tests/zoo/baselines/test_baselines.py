@@ -15,6 +15,7 @@ import pytest
 import yaml
 from helpers.compile_flags import default_compile_environment
 from helpers.nim import Nim
+from helpers.slow_params import slow_except
 
 import parallax_zoo
 from parallax import TimeLimit
@@ -278,9 +279,7 @@ def test_the_baselines_reproduced_by_default_are_shipped() -> None:
     assert REPRODUCED_BY_DEFAULT <= set(SHIPPED), sorted(REPRODUCED_BY_DEFAULT - set(SHIPPED))
 
 
-@pytest.mark.parametrize(
-    "folder", [f if f in REPRODUCED_BY_DEFAULT else pytest.param(f, marks=pytest.mark.slow) for f in SHIPPED]
-)
+@pytest.mark.parametrize("folder", slow_except(SHIPPED, REPRODUCED_BY_DEFAULT))
 def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(
     folder: str, reproduced: dict[str, Any]
 ) -> None:
