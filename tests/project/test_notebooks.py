@@ -22,8 +22,8 @@ from refresh import kernel_specs as refresh_kernel_specs  # noqa: E402 (as above
 
 EXPECTED = ["01_quickstart.ipynb", "02_training.ipynb", "03_custom_env.ipynb", "04_leaderboard.ipynb"]
 RUN_BY_DEFAULT = {"01_quickstart.ipynb"}
-"""The notebook a newcomer opens first runs in the default suite (15 s on two cores); the others (training, a custom
-env, the leaderboard: 20-40 s each) run with --run-slow. Every one is checked committed executed by default."""
+"""The notebook a newcomer opens first runs in the default suite (16-17 s on two cores); the others (training, a
+custom env, the leaderboard: 17-42 s each) run with --run-slow. Every one is checked committed executed by default."""
 BUDGET_S = 120.0
 MAX_NOTEBOOK_BYTES = 200_000
 """Outputs stay small: results and a few plots, no progress bars."""
