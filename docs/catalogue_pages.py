@@ -20,8 +20,8 @@ and so is any adapted id the file does not list yet.
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
+import ast
+import importlib.util
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -88,22 +88,31 @@ def family_name(env_spec: EnvSpec) -> str:
     return str(env_spec.adapter) if tag is None else f"{env_spec.adapter}-{tag}"
 
 
-def _docstring(target: Any) -> str:
-    return inspect.cleandoc(getattr(target, "__doc__", None) or "")
+def _module_syntax(module_name: str) -> ast.Module:
+    """The parsed source of `module_name`, found without running it: an adapter's module imports its suite (Brax,
+    JaxMARL, ...), seconds each, and the pages need only its docstrings."""
+    spec = importlib.util.find_spec(module_name)
+    if spec is None or spec.origin is None:
+        raise ValueError(f"no source for the module {module_name!r} of a registered id")
+    return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+
+
+def _docstring(node: ast.Module | ast.ClassDef | None) -> str:
+    return (ast.get_docstring(node) or "") if node is not None else ""
 
 
 def _family_rules(env_spec: EnvSpec) -> tuple[str, str]:
     """(title, rules): the module's first docstring line and the class's docstring (native), or the adapter module's."""
     if env_spec.entry_point is not None:
         module_name, _, attribute = env_spec.entry_point.partition(":")
-        module = importlib.import_module(module_name)
+        module = _module_syntax(module_name)
         title = _docstring(module).split("\n", 1)[0] or module_name
-        return title, _docstring(getattr(module, attribute, None))
+        env_class = next(
+            (node for node in module.body if isinstance(node, ast.ClassDef) and node.name == attribute), None
+        )
+        return title, _docstring(env_class)
     module_name = f"parallax.adapters.{env_spec.adapter}"
-    try:
-        doc = _docstring(importlib.import_module(module_name))
-    except ImportError as error:
-        return f"{env_spec.adapter} (adapted)", f"The `{module_name}` adapter could not be imported here: {error}."
+    doc = _docstring(_module_syntax(module_name))
     head, _, body = doc.partition("\n")
     tag = _subfamily(env_spec)
     if tag is None:
