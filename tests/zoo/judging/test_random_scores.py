@@ -34,3 +34,12 @@ def test_every_shipped_score_is_under_its_ids_current_protocol():
     assert envs, "random_scores.json holds no id"
     stale = [env_id for env_id in envs if stored_random_score(parallax_zoo.spec(env_id)) is None]
     assert not stale, f"re-measure with `parallax-zoo maintain random-scores --write {' '.join(stale)}`"
+
+
+def test_every_id_with_a_pinned_baseline_has_the_random_players_score():
+    """Its normalised score needs both ends, so pinning a new baseline goes with measuring the random player."""
+    pinned = [env_id for env_id in parallax_zoo.list_envs() if parallax_zoo.spec(env_id).baseline is not None]
+    missing = [env_id for env_id in pinned if stored_random_score(parallax_zoo.spec(env_id)) is None]
+    assert len(pinned) >= 34 and not missing, (
+        f"measure with `parallax-zoo maintain random-scores --write {' '.join(missing)}`"
+    )
