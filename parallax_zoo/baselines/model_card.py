@@ -91,7 +91,8 @@ measured by `parallax_zoo.evaluate` on these exact weights (see `eval.json`).
 ```python
 import parallax_zoo
 
-policy = parallax_zoo.load_baseline("{env_id}")  # sha256-checked against the pin in registry.yaml
+# sha256-checked against the pin in registry.yaml
+policy = parallax_zoo.load_baseline("{env_id}")
 result = parallax_zoo.evaluate("{env_id}", policy)
 print(result.mean, result.std, result.ci95)
 ```
