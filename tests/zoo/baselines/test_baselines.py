@@ -224,10 +224,10 @@ REPRODUCED_BY_DEFAULT = {
     "gymnax-CartPole-v1",  # an adapted suite
     "gymnax-MemoryChain-bsuite",  # a recurrent policy
 }
-"""The baselines the default suite evaluates again, one of each kind (22 s together on two cores, where all 16 took
-85 s); the rest run with --run-slow: a board game's protocol takes seconds (TicTacToe) to minutes (ConnectFour,
-Othello: depth-4 search among the opponents), and the default suite still holds their eval.json to the current
-protocol (the card test below)."""
+"""The baselines the default suite evaluates again, one of each kind (22 s together on two cores, where the 16 shipped
+when this set was chosen took 85 s); the rest run with --run-slow: a board game's protocol takes seconds (TicTacToe)
+to minutes (ConnectFour, Othello: depth-4 search among the opponents), and the default suite still holds their
+eval.json to the current protocol (the card test below)."""
 
 
 REPRODUCE = """
