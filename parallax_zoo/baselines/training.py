@@ -52,6 +52,7 @@ from parallax_zoo.catalogue.pins import baseline_dirname
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
+from parallax_zoo.judging import random_scores
 from parallax_zoo.judging.anchors import anchored_rating
 from parallax_zoo.judging.evaluation import evaluate
 from parallax_zoo.judging.ratings import Rating
@@ -387,6 +388,7 @@ def train_baseline(
     registry_path: str | os.PathLike[str] | None = None,
     force: bool = False,
     mesh: Mesh | None = None,
+    random_scores_path: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Train `seeds` seeds (`seed`, `seed + 1`, ...) on `env` (the env of `env_spec`), each saved in its folder
     (`seed_folders`); returns seed `seed`'s.
@@ -397,6 +399,8 @@ def train_baseline(
     Each folder is written and checked in a staging folder and swapped in whole
     (`staging`); with `pin`, seed `seed`'s folder is pinned in registry.yaml in the
     same step, so an interrupted or failed run leaves the old folder and its pin as they were.
+    Pinning an id that has no random player's score under its protocol measures that score and writes it to
+    `random_scores_path` (default the shipped `random_scores.json`) with the pin, so every pinned id has one.
     A non-empty folder that is not an earlier run of `env_id` is refused unless `force` (`check_output_folder`).
     With a `mesh` over the devices of several processes (`processes.join_processes`), every process trains and
     process 0 alone checks, locks and writes the folders.
@@ -451,6 +455,10 @@ def train_baseline(
             )
             for number, target in folders.items():
                 add_seed_statistics(env_id, staged[number], statistics, target.resolve() == mirror, target)
+        scores_file = Path(random_scores_path or random_scores.RANDOM_SCORES_FILE)
+        random_record = None
+        if pin and random_scores.stored_random_score(env_spec, scores_file) is None:
+            random_record = random_scores.measure_random_score(env_spec, env)
         with staging.deferred_interrupts():
             for number, target in reversed(folders.items()):
                 place = placement(staged[number], target)
@@ -460,6 +468,10 @@ def train_baseline(
                     pin_baseline(env_id, staged[number], registry_path, swap=place)
                 else:
                     place()
+            if random_record is not None:
+                random_scores.write_random_scores([(env_id, random_record)], scores_file)
+                if progress:
+                    print(f"{env_id}: the random player's score {random_record['mean']:.3f} written to {scores_file}")
     return folder
 
 

@@ -14,10 +14,14 @@ from parallax.core import AnyEnv
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.player_names import RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
+from parallax_zoo.errors import UserError
 from parallax_zoo.judging.evaluation import EvalResult, evaluate, protocol
+from parallax_zoo.locking import LockTimeout, exclusive_lock
 
 RANDOM_SCORES_FILE = Path(__file__).resolve().with_name("random_scores.json")
 """Per id: the random player's mean, 95% interval, episodes and the protocol they were measured under."""
+LOCK_TIMEOUT = 60.0
+"""Seconds a writer waits for another writer of the same file (two batches pinning at once)."""
 
 
 def _protocol_dict(env_spec: EnvSpec) -> dict[str, Any]:
@@ -40,11 +44,20 @@ def measure_random_score(env_spec: EnvSpec, env: AnyEnv) -> dict[str, Any]:
 
 
 def write_random_scores(records: Iterable[tuple[str, dict[str, Any]]], path: Path = RANDOM_SCORES_FILE) -> Path:
-    """Add or replace the records of the ids given; every other id keeps the record the file has."""
-    envs = json.loads(path.read_text(encoding="utf-8")).get("envs", {}) if path.is_file() else {}
-    envs.update(dict(records))
-    document = {"envs": dict(sorted(envs.items()))}
-    write_text_atomic(path, json.dumps(document, indent=1, sort_keys=True, allow_nan=False) + "\n")
+    """Add or replace the records of the ids given; every other id keeps the record the file has. The file is read
+    and written under its lock (`.random_scores.json.lock` beside it), so writers at once all land."""
+    lock = path.parent / f".{path.name}.lock"
+    try:
+        with exclusive_lock(lock, LOCK_TIMEOUT):
+            envs = json.loads(path.read_text(encoding="utf-8")).get("envs", {}) if path.is_file() else {}
+            envs.update(dict(records))
+            document = {"envs": dict(sorted(envs.items()))}
+            write_text_atomic(path, json.dumps(document, indent=1, sort_keys=True, allow_nan=False) + "\n")
+    except LockTimeout:
+        raise UserError(
+            f"{path} stayed locked by another writer for {LOCK_TIMEOUT:.0f} s; if no `parallax-zoo maintain` job is "
+            f"running, remove {lock} and run again"
+        ) from None
     return path
 
 

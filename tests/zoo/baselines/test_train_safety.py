@@ -25,6 +25,7 @@ from parallax_zoo.agents.ppo import PPOConfig
 from parallax_zoo.baselines.registry_update import folder_pin, pin_baseline
 from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, Registry
 from parallax_zoo.cli.main import main
+from parallax_zoo.judging.random_scores import RANDOM_SCORES_FILE
 from parallax_zoo.policies import checkpoint, hub
 
 RUN_FILES = ("config.yaml", "model.safetensors", "eval.json", "curve.png", "README.md")
@@ -38,16 +39,20 @@ LONG = dataclasses.replace(TINY, total_timesteps=4 * 8 * 4000)
 CLI_ON_REGISTRY = (
     "import sys; from pathlib import Path; import parallax_zoo.catalogue.registry as registry; "
     "registry.PACKAGED_REGISTRY = Path(sys.argv[1]); import parallax_zoo.baselines.registry_update as pinning; "
-    "pinning.PACKAGED_REGISTRY = registry.PACKAGED_REGISTRY; from parallax_zoo.cli.main import main; "
-    "sys.exit(main(sys.argv[2:]))"
+    "pinning.PACKAGED_REGISTRY = registry.PACKAGED_REGISTRY; import parallax_zoo.judging.random_scores as scores; "
+    "scores.RANDOM_SCORES_FILE = registry.PACKAGED_REGISTRY.with_name('random_scores.json'); "
+    "from parallax_zoo.cli.main import main; sys.exit(main(sys.argv[2:]))"
 )
-"""The CLI run with registry.yaml at argv[1] in place of the package's (the pin tests' copy)."""
+"""The CLI run with registry.yaml at argv[1] in place of the package's, and random_scores.json beside it in place of
+the package's (the pin tests' copies)."""
 
 
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Path:
-    """A temporary registry.yaml and baselines mirror holding GridWorld-v0's shipped folder, both copies."""
+    """A temporary registry.yaml, random_scores.json and baselines mirror holding GridWorld-v0's shipped folder, all
+    copies."""
     shutil.copy(PACKAGED_REGISTRY, tmp_path / "registry.yaml")
+    shutil.copy(RANDOM_SCORES_FILE, tmp_path / "random_scores.json")
     shutil.copytree(hub.mirror_folder("GridWorld-v0"), tmp_path / "baselines" / "GridWorld-v0")
     checkpoint.save_config(TINY, tmp_path / "tiny.yaml")
     checkpoint.save_config(LONG, tmp_path / "long.yaml")
@@ -211,9 +216,16 @@ def test_a_swap_killed_midway_is_put_right_by_the_next_run(sandbox: Path) -> Non
 
 
 def test_train_pin_force_swaps_folder_and_pin_in_together_and_leaves_no_lock(sandbox: Path) -> None:
+    """Also: pinning an id with no random player's score measures it and writes it beside the pin."""
+    scores = json.loads((sandbox / "random_scores.json").read_text())
+    shipped = scores["envs"].pop("GridWorld-v0")
+    (sandbox / "random_scores.json").write_text(json.dumps(scores))
     process = train_process(sandbox, "GridWorld-v0", "--config", str(sandbox / "tiny.yaml"), "--pin", "--force")
-    _, err = process.communicate(timeout=300)
+    out, err = process.communicate(timeout=300)
     assert process.returncode == 0, err[-2000:]
+    written = json.loads((sandbox / "random_scores.json").read_text())["envs"]
+    assert written == {**scores["envs"], "GridWorld-v0": shipped}, "the same record the shipped file has, others kept"
+    assert f"GridWorld-v0: the random player's score {shipped['mean']:.3f} written to" in out
     folder = sandbox / "baselines" / "GridWorld-v0"
     assert dict(folder_pin("GridWorld-v0", folder)[0].files) == pinned_files(sandbox, "GridWorld-v0")
     assert checkpoint.load_config(folder / "config.yaml") == TINY

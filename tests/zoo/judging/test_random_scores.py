@@ -3,12 +3,17 @@ the protocol they were measured with."""
 
 import dataclasses
 import json
+from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from helpers.memory_maps import memory_map_count
 
 import parallax_zoo
 from parallax_zoo.cli.main import main
-from parallax_zoo.judging.random_scores import RANDOM_SCORES_FILE, stored_random_score
+from parallax_zoo.errors import UserError
+from parallax_zoo.judging import random_scores
+from parallax_zoo.judging.random_scores import RANDOM_SCORES_FILE, stored_random_score, write_random_scores
+from parallax_zoo.locking import exclusive_lock
 
 
 def test_measured_scores_are_kept_per_id_and_count_only_under_their_protocol(tmp_path, capsys):
@@ -43,3 +48,17 @@ def test_every_id_with_a_pinned_baseline_has_the_random_players_score():
     assert len(pinned) >= 34 and not missing, (
         f"measure with `parallax-zoo maintain random-scores --write {' '.join(missing)}`"
     )
+
+
+def test_writers_at_once_all_land_and_a_stuck_lock_says_what_to_remove(tmp_path, monkeypatch):
+    path = tmp_path / "random_scores.json"
+    record = {"mean": 1.0, "ci95": [0.5, 1.5], "episodes": 8}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda number: write_random_scores([(f"Id{number}-v0", record)], path), range(16)))
+    assert set(json.loads(path.read_text())["envs"]) == {f"Id{number}-v0" for number in range(16)}
+
+    monkeypatch.setattr(random_scores, "LOCK_TIMEOUT", 0.1)
+    lock = tmp_path / ".random_scores.json.lock"
+    with exclusive_lock(lock, 0), pytest.raises(UserError, match=f"remove {lock}"):
+        write_random_scores([("Late-v0", record)], path)
+    assert "Late-v0" not in json.loads(path.read_text())["envs"]
