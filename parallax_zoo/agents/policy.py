@@ -8,6 +8,7 @@ description is static), so it can be passed into jitted code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -39,13 +40,22 @@ def actor_critic_for(
         num_agents=num_agents,
         obs_dim=slots.observation.shape[-1],
         global_obs_dim=slots.global_observation.shape[-1],
-        observation_shape=tuple((state.agents.observation if multi_agent else state.observation).shape[1:]),
+        observation_shape=_observation_shape(state, slots, multi_agent),
         multi_agent=multi_agent,
         hidden_sizes=tuple(hidden_sizes),
         activation=activation,
         agent_ids=agent_ids,
         centralized_critic=centralized_critic,
     )
+
+
+def _observation_shape(state: Any, slots: Slots, multi_agent: bool) -> tuple[int, ...]:
+    """The observation shape of one env of `state` (a batch of one); an observation with fields is read flat, its
+    fields concatenated per slot as `read_slots` does, so its shape is (agents, features), or (features,)."""
+    observation = state.agents.observation if multi_agent else state.observation
+    if hasattr(observation, "shape"):
+        return tuple(observation.shape[1:])
+    return tuple(slots.observation.shape[1:]) if multi_agent else tuple(slots.observation.shape[2:])
 
 
 @dataclass(frozen=True)

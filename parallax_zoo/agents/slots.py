@@ -33,17 +33,20 @@ class Slots:
     reward: Float[Array, " *batch agents"]
 
 
-def _as_array(observation: Any, where: str) -> Array:
-    if not hasattr(observation, "shape") or not hasattr(observation, "dtype"):
+def _flat_floats(observation: Any, leading: tuple[int, ...], where: str) -> Array:
+    """`observation` as floats of shape `leading + (features,)`. An observation with fields (a dict or NamedTuple,
+    e.g. every Jumanji env's) has each field flattened the same way and concatenated in the tree's order."""
+    leaves = jax.tree_util.tree_leaves(observation)
+    if not leaves or not all(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in leaves):
         raise TypeError(
-            f"{where}: the agents need array observations, got {type(observation).__name__}. "
-            "Flatten dict or nested observations with a wrapper before training."
+            f"{where}: the agents need observations made of arrays, got {type(observation).__name__}. "
+            "Wrap the env so that its observations are arrays, or a dict or NamedTuple of arrays."
         )
-    return jnp.asarray(observation, jnp.float32)
+    return jnp.concatenate([jnp.asarray(leaf, jnp.float32).reshape(leading + (-1,)) for leaf in leaves], axis=-1)
 
 
 def read_slots(state: State | MARLState) -> Slots:
-    """The per-slot view of a state (batched or not): observations flattened per slot.
+    """The per-slot view of a state (batched or not): observations flattened per slot (fields concatenated).
 
     Multi-agent states give `active = agents.active` and `reward = agents.reward`;
     single-agent states one always-active slot carrying `reward`.
@@ -52,11 +55,11 @@ def read_slots(state: State | MARLState) -> Slots:
     if isinstance(state, MARLState):
         agents = state.agents
         num_agents = agents.active.shape[-1]
-        observation = _as_array(agents.observation, "read_slots").reshape(batch + (num_agents, -1))
+        observation = _flat_floats(agents.observation, batch + (num_agents,), "read_slots")
         if state.global_observation is None:
             global_observation = observation.reshape(batch + (-1,))
         else:
-            global_observation = _as_array(state.global_observation, "read_slots").reshape(batch + (-1,))
+            global_observation = _flat_floats(state.global_observation, batch, "read_slots")
         return Slots(
             observation=observation,
             global_observation=global_observation,
@@ -64,7 +67,7 @@ def read_slots(state: State | MARLState) -> Slots:
             active=agents.active,
             reward=agents.reward.astype(jnp.float32),
         )
-    observation = _as_array(state.observation, "read_slots").reshape(batch + (1, -1))
+    observation = _flat_floats(state.observation, batch + (1,), "read_slots")
     mask = action_mask_of(state)
     if mask is not None:
         mask = jnp.expand_dims(mask, len(batch))

@@ -96,3 +96,23 @@ def test_large_networks_are_optimized_per_weight_array_small_ones_as_one_vector(
     assert {leaf.shape for leaf in jax.tree_util.tree_leaves(flat)} >= {(size,)}
     assert (64, 64) in {leaf.shape for leaf in jax.tree_util.tree_leaves(per_array)}
     assert (size,) not in {leaf.shape for leaf in jax.tree_util.tree_leaves(per_array)}
+
+
+def test_trains_on_observations_with_fields_read_flat_in_field_order():
+    """Jumanji's observations are NamedTuples (Snake: grid, step_count, action_mask): the agents read every field,
+    flattened and concatenated in field order, and PPO trains on them as on an array."""
+    import parallax_zoo
+    from parallax_zoo.agents.policy import actor_critic_for
+    from parallax_zoo.agents.slots import read_slots
+
+    env = parallax_zoo.make("jumanji/Snake-v1")
+    states = vector_env(env, 2).reset(key=jax.random.key(0))
+    fields = states.observation
+    expected = jnp.concatenate([jnp.reshape(field, (2, 1, -1)).astype(jnp.float32) for field in fields], axis=-1)
+    np.testing.assert_array_equal(np.asarray(read_slots(states).observation), np.asarray(expected))
+    model = actor_critic_for(env)
+    assert model.obs_dim == model.observation_shape[-1] == 12 * 12 * 5 + 1 + 4
+
+    config = PPOConfig(env_id="jumanji/Snake-v1", num_envs=4, num_steps=16, total_timesteps=4 * 16 * 2)
+    _, metrics = jax.jit(make_train(config, env))(jax.random.key(0))
+    assert np.all(np.isfinite(metrics["loss"]))
