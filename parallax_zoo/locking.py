@@ -19,6 +19,12 @@ class LockTimeout(TimeoutError):
     """Another process held the lock for longer than the caller would wait."""
 
 
+def lock_beside(path: str | os.PathLike[str]) -> Path:
+    """The lock named for the file or folder `path`: `.<name>.lock` beside it (present only while held)."""
+    path = Path(path)
+    return path.parent / f".{path.name}.lock"
+
+
 @contextmanager
 def exclusive_lock(path: str | os.PathLike[str], timeout: float) -> Iterator[None]:
     """Hold the lock named `path` for the block, waiting at most `timeout` seconds for it (0: one try).

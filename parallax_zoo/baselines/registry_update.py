@@ -21,7 +21,7 @@ from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.pins import BaselinePin, baseline_repo_id, sha256_file
 from parallax_zoo.catalogue.registry import EnvSpec, Registry
 from parallax_zoo.errors import UserError
-from parallax_zoo.locking import LockTimeout, exclusive_lock
+from parallax_zoo.locking import LockTimeout, exclusive_lock, lock_beside
 
 
 def folder_pin(env_id: str, folder: Path) -> tuple[BaselinePin, float]:
@@ -118,11 +118,6 @@ class RegistryBusyError(UserError):
     """Another process held registry.yaml's lock for longer than a pin waits."""
 
 
-def registry_lock_path(path: Path) -> Path:
-    """The lock of a registry file: `.<name>.lock` beside it, present only while a pin holds it."""
-    return path.parent / f".{path.name}.lock"
-
-
 def pin_baseline(
     env_id: str,
     folder: Path,
@@ -138,7 +133,7 @@ def pin_baseline(
     path = Path(registry_path if registry_path is not None else registry.PACKAGED_REGISTRY).resolve()
     pin, score = folder_pin(env_id, Path(folder))
     try:
-        with exclusive_lock(registry_lock_path(path), REGISTRY_LOCK_TIMEOUT):
+        with exclusive_lock(lock_beside(path), REGISTRY_LOCK_TIMEOUT):
             text = pinned_text(path.read_text(encoding="utf-8"), env_id, pin, score)
             updated = Registry.from_yaml(text, source=str(path)).spec(env_id)
             if updated.baseline != pin or updated.reference_score != score:
@@ -149,6 +144,6 @@ def pin_baseline(
     except LockTimeout:
         raise RegistryBusyError(
             f"{path} stayed locked by another pin for {REGISTRY_LOCK_TIMEOUT:.0f} s; if no `parallax-zoo train --pin` "
-            f"or remeasure is running, remove {registry_lock_path(path)} and pin again"
+            f"or remeasure is running, remove {lock_beside(path)} and pin again"
         ) from None
     return updated

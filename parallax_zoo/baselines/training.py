@@ -57,7 +57,7 @@ from parallax_zoo.judging.anchors import anchored_rating
 from parallax_zoo.judging.evaluation import evaluate
 from parallax_zoo.judging.ratings import Rating
 from parallax_zoo.judging.seed_statistics import SeedStatistics, over_seeds
-from parallax_zoo.locking import LockTimeout, exclusive_lock
+from parallax_zoo.locking import LockTimeout, exclusive_lock, lock_beside
 from parallax_zoo.policies import checkpoint, hub
 from parallax_zoo.policies.loading import load_folder
 
@@ -496,15 +496,10 @@ class FolderInUseError(UserError):
     """Another training run holds the lock of the output folder."""
 
 
-def lock_path(folder: Path) -> Path:
-    """The lock of an output folder: `.<name>.lock` beside it while a run holds it; the folder holds only its files."""
-    return folder.parent / f".{folder.name}.lock"
-
-
 @contextmanager
 def output_lock(folder: Path) -> Iterator[None]:
     """Hold `folder`'s lock for one training run; a folder that another run holds is refused at once."""
-    path = lock_path(folder)
+    path = lock_beside(folder)
     try:
         with exclusive_lock(path, timeout=0):
             yield

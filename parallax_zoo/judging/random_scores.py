@@ -16,7 +16,7 @@ from parallax_zoo.catalogue.player_names import RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
 from parallax_zoo.judging.evaluation import EvalResult, evaluate, protocol
-from parallax_zoo.locking import LockTimeout, exclusive_lock
+from parallax_zoo.locking import LockTimeout, exclusive_lock, lock_beside
 
 RANDOM_SCORES_FILE = Path(__file__).resolve().with_name("random_scores.json")
 """Per id: the random player's mean, 95% interval, episodes and the protocol they were measured under."""
@@ -46,7 +46,7 @@ def measure_random_score(env_spec: EnvSpec, env: AnyEnv) -> dict[str, Any]:
 def write_random_scores(records: Iterable[tuple[str, dict[str, Any]]], path: Path = RANDOM_SCORES_FILE) -> Path:
     """Add or replace the records of the ids given; every other id keeps the record the file has. The file is read
     and written under its lock (`.random_scores.json.lock` beside it), so writers at once all land."""
-    lock = path.parent / f".{path.name}.lock"
+    lock = lock_beside(path)
     try:
         with exclusive_lock(lock, LOCK_TIMEOUT):
             envs = json.loads(path.read_text(encoding="utf-8")).get("envs", {}) if path.is_file() else {}

@@ -288,10 +288,9 @@ def test_a_pin_waits_for_the_registry_lock_and_then_rereads_the_file(tmp_path: P
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from parallax_zoo.locking import exclusive_lock; "
-            "from parallax_zoo.baselines.registry_update import pin_baseline, registry_lock_path; "
+            "import sys, time; from pathlib import Path; from parallax_zoo.locking import exclusive_lock, lock_beside; "
             "path = Path(sys.argv[1]); "
-            "lock = exclusive_lock(registry_lock_path(path), 10); lock.__enter__(); print('held', flush=True); "
+            "lock = exclusive_lock(lock_beside(path), 10); lock.__enter__(); print('held', flush=True); "
             "time.sleep(2); from parallax_zoo.baselines import registry_update as pinning; "
             "from parallax_zoo.catalogue import pins; "
             "pinning.write_text_atomic(path, pinning.pinned_text(path.read_text(), 'TicTacToe-v0', "
