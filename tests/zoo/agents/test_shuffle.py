@@ -7,7 +7,7 @@ import pytest
 from parallax_zoo.agents.shuffle import permutation, rounds_needed
 
 
-@pytest.mark.parametrize("n", [2048, 5000])
+@pytest.mark.parametrize("n", [512, 2048, 5000])
 def test_every_row_comes_exactly_once_and_keys_give_different_orders(n):
     orders = np.asarray(jax.jit(jax.vmap(lambda key: permutation(key, n)))(jax.random.split(jax.random.key(0), 4)))
     assert orders.dtype == np.int32
@@ -33,10 +33,17 @@ def test_the_order_is_uniform_over_positions_and_forgets_the_input_order():
     assert counts.min() > draws / 8 / 2
 
 
-def test_batches_that_one_round_of_jax_keys_covers_shuffle_as_jax_random_permutation_does():
-    key = jax.random.key(2)
-    for n in (1, 7, 512, 1625):
-        assert rounds_needed(n, 32) <= 1
-        np.testing.assert_array_equal(np.asarray(permutation(key, n)), np.asarray(jax.random.permutation(key, n)))
+def test_rounds_follow_jax_random_permutation_rule_with_the_bits_left_beside_the_position():
+    assert rounds_needed(512, 32) == 1 and rounds_needed(512, 32 - 9) == 2
     assert rounds_needed(2048, 32) == 2
     assert rounds_needed(2048, 32 - 11) == 2 and rounds_needed(32768, 32 - 15) == 3
+
+
+def test_small_batches_are_shuffled_by_packed_sorts_too():
+    # PPO's CartPole minibatches come from 512 rows: packed keys, not jax's two-array sort.
+    order = np.asarray(permutation(jax.random.key(2), 512))
+    np.testing.assert_array_equal(np.sort(order), np.arange(512))
+    assert not np.array_equal(order, np.asarray(jax.random.permutation(jax.random.key(2), 512)))
+    compiled = jax.jit(lambda key: permutation(key, 512)).lower(jax.random.key(2)).compile().as_text()
+    sorts = [line for line in compiled.splitlines() if " sort(" in line]
+    assert len(sorts) == 2 and all(line.split("=")[1].strip().startswith("u32[512]") for line in sorts), sorts
