@@ -6,9 +6,9 @@ docs/baselines.md), and only then resets the finished envs. The scan body is kep
 to acting and stepping: the critic runs once after the scan, over every
 step's observation and the final one (the params are fixed during a rollout,
 so the values are the ones a per-step critic would give). A step's pre-reset
-next observation is the next step's observation except in envs that reset, so
-only those need the critic at their own next observation: it runs inside the
-reset branch, which only steps where some env finished take. Every step's keys
+next observation is the next step's observation except in envs that reset, and
+of those only the truncated ones bootstrap from it, so the critic runs at the next
+observation only on steps where some slot was truncated. Every step's keys
 are split before the scan, to the same keys the step would split (the reset key
 is split across the envs only when a step resets).
 PPO, MAPPO and evaluation all collect with `collect`.
@@ -116,22 +116,21 @@ def rollout_step(
 
     `reset_key` is one key or one per env, as `VmapWrapper.reset` takes it. Returns
     which envs reset beside the transition; its `bootstrap_value` is the value of the
-    pre-reset next observation in those envs (0 in the others) and its `value` is 0,
-    for `collect` to fill in after the scan.
+    pre-reset next observation in the truncated slots (0 in the others: advantages read it
+    only there) and its `value` is 0, for `collect` to fill in after the scan. The critic
+    runs only on steps where some slot was truncated, which on most envs is far rarer than
+    an episode ending (a Brax hopper falls long before its time limit).
     """
     slots = read_slots(state)
     action, log_prob, _ = policy.act_slots(slots, act_key)
     next_state, transition, next_slots = record_step(env, policy, state, slots, action, log_prob)
-    no_value = transition.value
-
-    def reset(finished: State | MARLState) -> tuple[State | MARLState, Array]:
-        ended = finished.done.reshape(finished.done.shape + (1,) * (no_value.ndim - finished.done.ndim))
-        bootstrap = jnp.where(ended, policy.value(next_slots), 0.0)
-        return env.reset(key=reset_key, state=finished, done=finished.done), bootstrap
-
-    state, bootstrap_value = jax.lax.cond(
-        next_state.done.any(), reset, lambda going_on: (going_on, no_value), next_state
+    truncated = transition.truncation
+    bootstrap_value = jax.lax.cond(
+        truncated.any(),
+        lambda: jnp.where(truncated, policy.value(next_slots), 0.0),
+        lambda: transition.value,
     )
+    state = reset_finished(env, next_state, reset_key)
     return state, dataclasses.replace(transition, bootstrap_value=bootstrap_value), next_state.done
 
 

@@ -114,3 +114,34 @@ def test_the_critic_sees_each_observation_once_and_pre_reset_ones_only_where_env
     _, trajectory = run(TimeLimit(GridWorld(), max_steps=3), Counting((0,), False), num_envs=4, num_steps=7)
     assert sorted(rows) == [4, (7 + 1) * 4]
     np.testing.assert_array_equal(trajectory.value, trajectory.observation.sum(axis=-1))
+
+
+def test_the_critic_runs_at_next_observations_only_on_steps_with_a_truncation():
+    # Every slot finishes on step 9 and the env resets there (terminal, not truncated): no bootstrap needed,
+    # so the only critic pass that runs is the one after the scan. With TimeLimit(5) every step 4 and 9 is
+    # a truncation, and the critic runs at those steps' next observations.
+    passes = []
+
+    @dataclass(frozen=True)
+    class Counting(FixedActions):
+        def act_slots(self, slots: Slots, key):
+            action = jnp.broadcast_to(jnp.asarray(self.actions, jnp.int32), slots.active.shape)
+            return action, jnp.zeros(slots.active.shape), jnp.zeros(slots.active.shape)
+
+        def value(self, slots: Slots):
+            rows = int(np.prod(slots.observation.shape[:-2]))
+            jax.debug.callback(lambda: passes.append(rows))
+            return super().value(slots)
+
+    def run_and_count(max_steps):
+        passes.clear()
+        _, trajectory = run(TimeLimit(Race(), max_steps=max_steps), Counting((1, 1, 1), True), 2, 12)
+        jax.effects_barrier()
+        return trajectory, sorted(passes)
+
+    trajectory, counted = run_and_count(50)
+    assert trajectory.termination[9].all() and not trajectory.truncation.any()
+    assert counted == [(12 + 1) * 2]
+    trajectory, counted = run_and_count(5)
+    assert trajectory.truncation[4].all() and trajectory.truncation[9].all()
+    assert counted == [2, 2, (12 + 1) * 2]
