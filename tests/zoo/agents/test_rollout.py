@@ -1,7 +1,7 @@
 """The rollout keeps the protocol's pairings: rewards with the previous active mask, per-slot
 termination when an agent goes inactive, truncation bootstrapping from the pre-reset observation."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import jax
 import jax.numpy as jnp
@@ -96,52 +96,46 @@ def test_values_are_the_critics_at_each_step_and_at_the_pre_reset_next_observati
     assert ended.all() and not np.array_equal(trajectory.bootstrap_value[2], trajectory.value[3])
 
 
-def test_the_critic_sees_each_observation_once_and_pre_reset_ones_only_where_envs_reset():
+@dataclass(frozen=True)
+class CountingCritic(FixedActions):
+    """Acts without its critic; records the rows of each critic pass as traced and as run."""
+
+    traced: list = field(default_factory=list, compare=False)
+    ran: list = field(default_factory=list, compare=False)
+
+    def act_slots(self, slots: Slots, key):
+        action = jnp.broadcast_to(jnp.asarray(self.actions, jnp.int32), slots.active.shape)
+        return action, jnp.zeros(slots.active.shape), jnp.zeros(slots.active.shape)
+
+    def value(self, slots: Slots):
+        rows = int(np.prod(slots.observation.shape[:-2]))
+        self.traced.append(rows)
+        jax.debug.callback(lambda: self.ran.append(rows))
+        return super().value(slots)
+
+
+def test_the_critic_sees_each_observation_once_and_pre_reset_ones_only_in_the_truncation_branch():
     # Rows the critic is traced on: every step's observation and the final one after the scan, and
-    # inside the reset branch the envs' next observations; not a second pass over every next observation.
-    rows = []
-
-    @dataclass(frozen=True)
-    class Counting(FixedActions):
-        def act_slots(self, slots: Slots, key):
-            action = jnp.broadcast_to(jnp.asarray(self.actions, jnp.int32), slots.active.shape)
-            return action, jnp.zeros(slots.active.shape), jnp.zeros(slots.active.shape)
-
-        def value(self, slots: Slots):
-            rows.append(int(np.prod(slots.observation.shape[:-2])))
-            return super().value(slots)
-
-    _, trajectory = run(TimeLimit(GridWorld(), max_steps=3), Counting((0,), False), num_envs=4, num_steps=7)
-    assert sorted(rows) == [4, (7 + 1) * 4]
+    # inside the truncation branch the envs' next observations; not a second pass over every next observation.
+    policy = CountingCritic((0,), False)
+    _, trajectory = run(TimeLimit(GridWorld(), max_steps=3), policy, num_envs=4, num_steps=7)
+    assert sorted(policy.traced) == [4, (7 + 1) * 4]
     np.testing.assert_array_equal(trajectory.value, trajectory.observation.sum(axis=-1))
 
 
 def test_the_critic_runs_at_next_observations_only_on_steps_with_a_truncation():
     # Every slot finishes on step 9 and the env resets there (terminal, not truncated): no bootstrap needed,
-    # so the only critic pass that runs is the one after the scan. With TimeLimit(5) every step 4 and 9 is
-    # a truncation, and the critic runs at those steps' next observations.
-    passes = []
-
-    @dataclass(frozen=True)
-    class Counting(FixedActions):
-        def act_slots(self, slots: Slots, key):
-            action = jnp.broadcast_to(jnp.asarray(self.actions, jnp.int32), slots.active.shape)
-            return action, jnp.zeros(slots.active.shape), jnp.zeros(slots.active.shape)
-
-        def value(self, slots: Slots):
-            rows = int(np.prod(slots.observation.shape[:-2]))
-            jax.debug.callback(lambda: passes.append(rows))
-            return super().value(slots)
-
+    # so the only critic pass that runs is the one after the scan. With TimeLimit(5) steps 4 and 9 are
+    # truncations, and the critic runs at those steps' next observations.
     def run_and_count(max_steps):
-        passes.clear()
-        _, trajectory = run(TimeLimit(Race(), max_steps=max_steps), Counting((1, 1, 1), True), 2, 12)
+        policy = CountingCritic((1, 1, 1), True)
+        _, trajectory = run(TimeLimit(Race(), max_steps=max_steps), policy, 2, 12)
         jax.effects_barrier()
-        return trajectory, sorted(passes)
+        return trajectory, sorted(policy.ran)
 
-    trajectory, counted = run_and_count(50)
+    trajectory, ran = run_and_count(50)
     assert trajectory.termination[9].all() and not trajectory.truncation.any()
-    assert counted == [(12 + 1) * 2]
-    trajectory, counted = run_and_count(5)
+    assert ran == [(12 + 1) * 2]
+    trajectory, ran = run_and_count(5)
     assert trajectory.truncation[4].all() and trajectory.truncation[9].all()
-    assert counted == [2, 2, (12 + 1) * 2]
+    assert ran == [2, 2, (12 + 1) * 2]
