@@ -101,10 +101,10 @@ def test_leaderboard_shows_the_evaluations_it_runs(tmp_path):
 
 
 def test_info_says_the_random_players_score_and_what_train_would_use(capsys):
-    assert main(["info", "gymnax/Breakout-MinAtar"]) == 0
+    assert main(["info", "gymnax/MetaMaze-misc"]) == 0  # an id with no baseline, so no config of its own
     rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in capsys.readouterr().out.splitlines())
-    assert rows["random score"].startswith("0.414 (95% CI [")  # random_scores.json, under its protocol
-    assert rows["trains with"] == "the ppo family default (ppo.yaml)"
+    assert rows["random score"].startswith("6.641 (95% CI [")  # random_scores.json, under its protocol
+    assert rows["trains with"] == "the ppo-recurrent family default (ppo-recurrent.yaml)"
     assert rows["on a GPU"] == "-"  # it trains on a CPU in budget
     assert main(["info", "xminigrid/MiniGrid-FourRooms"]) == 0
     rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in capsys.readouterr().out.splitlines())
