@@ -71,10 +71,12 @@ def run_batch(
     pin: bool = False,
     out_root: Path | None = None,
     total_timesteps: int | None = None,
+    allow_random_level: bool = False,
     on_row: Callable[[list[BatchRow], int], None] = lambda rows, left: None,
 ) -> list[BatchRow]:
     """Make the baseline of every id in turn; `on_row(rows so far, ids left)` after each. Without `pin`, folders go
-    under `out_root`; `total_timesteps` overrides every config's (a quick batch)."""
+    under `out_root`; `total_timesteps` overrides every config's (a quick batch); `allow_random_level` as in
+    `train_baseline`."""
     rows = []
     for index, env_id in enumerate(env_ids):
         first = batch_folder(env_id, None if pin else out_root, seed)
@@ -82,21 +84,39 @@ def run_batch(
         if is_done(env_id, folders, pin):
             row = BatchRow(env_id, DONE, seeds, score=_score(first))
         else:
-            row = _train_one(env_id, first, seed, seeds, pin, total_timesteps)
+            row = _train_one(env_id, first, seed, seeds, pin, total_timesteps, allow_random_level)
             release_programs()  # no later id runs this id's programs
         rows.append(row)
         on_row(rows, len(env_ids) - index - 1)
     return rows
 
 
-def _train_one(env_id: str, folder: Path, seed: int, seeds: int, pin: bool, total_timesteps: int | None) -> BatchRow:
+def _train_one(
+    env_id: str,
+    folder: Path,
+    seed: int,
+    seeds: int,
+    pin: bool,
+    total_timesteps: int | None,
+    allow_random_level: bool,
+) -> BatchRow:
     start = time.perf_counter()
     try:
         env_spec, env = registry.resolve(env_id)
         config = resolve_config(env_id)
         if total_timesteps is not None:
             config = dataclasses.replace(config, total_timesteps=total_timesteps)
-        train_baseline(env_spec, env, seed=seed, config=config, out_dir=folder, seeds=seeds, progress=False, pin=pin)
+        train_baseline(
+            env_spec,
+            env,
+            seed=seed,
+            config=config,
+            out_dir=folder,
+            seeds=seeds,
+            progress=False,
+            pin=pin,
+            allow_random_level=allow_random_level,
+        )
     except Exception as error:  # one id's problem, said in one line; the batch goes on (Ctrl-C still stops it)
         message = str(error).splitlines()[0] if str(error) else ""
         problem = message if isinstance(error, UserError) else f"{type(error).__name__}: {message}"

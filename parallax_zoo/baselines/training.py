@@ -389,6 +389,7 @@ def train_baseline(
     force: bool = False,
     mesh: Mesh | None = None,
     random_scores_path: str | os.PathLike[str] | None = None,
+    allow_random_level: bool = False,
 ) -> Path:
     """Train `seeds` seeds (`seed`, `seed + 1`, ...) on `env` (the env of `env_spec`), each saved in its folder
     (`seed_folders`); returns seed `seed`'s.
@@ -401,6 +402,8 @@ def train_baseline(
     same step, so an interrupted or failed run leaves the old folder and its pin as they were.
     Pinning an id that has no random player's score under its protocol measures that score and writes it to
     `random_scores_path` (default the shipped `random_scores.json`) with the pin, so every pinned id has one.
+    A pin whose seed does not score above the random player's 95% interval is refused and nothing is written
+    (`check_beats_random`), unless `allow_random_level` (an env where random play is already optimal).
     A non-empty folder that is not an earlier run of `env_id` is refused unless `force` (`check_output_folder`).
     With a `mesh` over the devices of several processes (`processes.join_processes`), every process trains and
     process 0 alone checks, locks and writes the folders.
@@ -456,9 +459,13 @@ def train_baseline(
             for number, target in folders.items():
                 add_seed_statistics(env_id, staged[number], statistics, target.resolve() == mirror, target)
         scores_file = Path(random_scores_path or random_scores.RANDOM_SCORES_FILE)
-        random_record = None
-        if pin and random_scores.stored_random_score(env_spec, scores_file) is None:
-            random_record = random_scores.measure_random_score(env_spec, env)
+        random_record = None  # measured here, so written beside the pin
+        if pin:
+            stored = random_scores.stored_random_score(env_spec, scores_file)
+            if stored is None:
+                random_record = random_scores.measure_random_score(env_spec, env)
+            if not allow_random_level:
+                check_beats_random(env_id, seed, staged[seed], stored or random_record)
         with staging.deferred_interrupts():
             for number, target in reversed(folders.items()):
                 place = placement(staged[number], target)
@@ -473,6 +480,25 @@ def train_baseline(
                 if progress:
                     print(f"{env_id}: the random player's score {random_record['mean']:.3f} written to {scores_file}")
     return folder
+
+
+class NoBetterThanRandomError(UserError):
+    """A pin refused: the trained seed does not beat the random player under the id's protocol."""
+
+
+def check_beats_random(env_id: str, seed: int, staged: Path, random_record: dict[str, Any] | None) -> None:
+    """Refuse to pin a seed whose protocol score is not above the random player's 95% interval (docs/baselines.md,
+    "Training"): such weights carry no skill, and a normalised score against them would mean nothing."""
+    if random_record is None:
+        return
+    score = float(json.loads((staged / EVAL_FILE).read_text(encoding="utf-8"))["mean"])
+    low, high = (float(bound) for bound in random_record["ci95"])
+    if score <= high:
+        raise NoBetterThanRandomError(
+            f"{env_id}: not pinned, nothing written: seed {seed} scores {score:.3f}, not above the random player's "
+            f"95% interval [{low:.3f}, {high:.3f}] under the same protocol. Change the config (longer training, "
+            f"other settings) and train again; pass --allow-random-level only where random play is already optimal"
+        )
 
 
 def placement(staged: Path, target: Path) -> Callable[[], None]:

@@ -289,6 +289,7 @@ def _train(args: argparse.Namespace) -> int:
         pin=args.pin,
         force=args.force,
         mesh=mesh,
+        allow_random_level=args.allow_random_level,
     )
     if not writer:
         print(f"{args.env_id}: process {jax.process_index()} trained its share; process 0 writes the folders")
@@ -576,6 +577,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--pin",
         action="store_true",
         help="write the official baseline (baselines/ENV_ID) and pin its hashes and score in registry.yaml",
+    )
+    train.add_argument(
+        "--allow-random-level",
+        action="store_true",
+        help="pin even where the seed does not beat the random player's 95%% interval (only for an env where random "
+        "play is already optimal, e.g. gymnax/SimpleBandit-bsuite)",
     )
     train.add_argument(
         "--distributed",

@@ -91,6 +91,7 @@ def _batch(args: argparse.Namespace) -> int:
         pin=args.pin,
         out_root=args.out,
         total_timesteps=args.total_timesteps,
+        allow_random_level=args.allow_random_level,
         on_row=lambda rows, left: print(table_line(rows, left), flush=True),
     )
     failed = [row.env_id for row in rows if row.status == FAILED]
@@ -173,6 +174,12 @@ def add_maintain_command(commands: Any) -> None:
     batch.add_argument("--seeds", type=int, default=3, help="seeds trained per id, SEED upwards (default 3)")
     batch.add_argument(
         "--pin", action="store_true", help="write each as the official baseline (baselines/ID) and pin it"
+    )
+    batch.add_argument(
+        "--allow-random-level",
+        action="store_true",
+        help="pin even where the seed does not beat the random player's 95%% interval (only for an env where random "
+        "play is already optimal, e.g. gymnax/SimpleBandit-bsuite)",
     )
     batch.add_argument(
         "--out", type=Path, default=Path("runs"), help="folder of the runs without --pin (default runs/)"

@@ -216,11 +216,14 @@ def test_a_swap_killed_midway_is_put_right_by_the_next_run(sandbox: Path) -> Non
 
 
 def test_train_pin_force_swaps_folder_and_pin_in_together_and_leaves_no_lock(sandbox: Path) -> None:
-    """Also: pinning an id with no random player's score measures it and writes it beside the pin."""
+    """Also: pinning an id with no random player's score measures it and writes it beside the pin. The tiny run
+    plays below the random player, so the pin needs --allow-random-level."""
     scores = json.loads((sandbox / "random_scores.json").read_text())
     shipped = scores["envs"].pop("GridWorld-v0")
     (sandbox / "random_scores.json").write_text(json.dumps(scores))
-    process = train_process(sandbox, "GridWorld-v0", "--config", str(sandbox / "tiny.yaml"), "--pin", "--force")
+    process = train_process(
+        sandbox, "GridWorld-v0", "--config", str(sandbox / "tiny.yaml"), "--pin", "--force", "--allow-random-level"
+    )
     out, err = process.communicate(timeout=300)
     assert process.returncode == 0, err[-2000:]
     written = json.loads((sandbox / "random_scores.json").read_text())["envs"]
@@ -233,6 +236,51 @@ def test_train_pin_force_swaps_folder_and_pin_in_together_and_leaves_no_lock(san
     assert not (sandbox / "runs").exists(), "and no other seed's folder"
     assert sorted(path.name for path in (sandbox / "baselines").iterdir()) == ["GridWorld-v0"], "no lock, no staging"
     assert sorted(path.name for path in sandbox.iterdir() if path.name.startswith(".")) == [], "no registry lock"
+
+
+def test_train_pin_refuses_weights_no_better_than_random_and_writes_nothing(sandbox: Path) -> None:
+    """The random player's record raised above anything the tiny run reaches: the pin is refused in one line, exit 2,
+    and the folder, the pin and random_scores.json stay as they were; --allow-random-level pins the same run."""
+    scores = json.loads((sandbox / "random_scores.json").read_text())
+    scores["envs"]["GridWorld-v0"].update(mean=0.95, ci95=[0.94, 0.96])
+    (sandbox / "random_scores.json").write_text(json.dumps(scores))
+    scores_text = (sandbox / "random_scores.json").read_text()
+    before = pinned_files(sandbox, "GridWorld-v0")
+    process = train_process(sandbox, "GridWorld-v0", "--config", str(sandbox / "tiny.yaml"), "--pin", "--force")
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 2, err[-2000:]
+    lines = [line for line in err.splitlines() if line.startswith("parallax-zoo")]
+    assert len(lines) == 1 and "Traceback" not in err, err[-2000:]
+    assert "GridWorld-v0: not pinned, nothing written: seed 0 scores" in lines[0]
+    assert "not above the random player's 95% interval [0.940, 0.960]" in lines[0]
+    assert "--allow-random-level" in lines[0]
+    assert_baseline_whole(sandbox, before)
+    assert (sandbox / "random_scores.json").read_text() == scores_text
+    assert sorted(path.name for path in (sandbox / "baselines").iterdir()) == ["GridWorld-v0"], "no staging left"
+    assert not (sandbox / "runs").exists()
+
+    allowed = train_process(
+        sandbox, "GridWorld-v0", "--config", str(sandbox / "tiny.yaml"), "--pin", "--force", "--allow-random-level"
+    )
+    out, err = allowed.communicate(timeout=300)
+    assert allowed.returncode == 0, err[-2000:]
+    folder = sandbox / "baselines" / "GridWorld-v0"
+    assert pinned_files(sandbox, "GridWorld-v0") != before
+    assert dict(folder_pin("GridWorld-v0", folder)[0].files) == pinned_files(sandbox, "GridWorld-v0")
+
+
+def test_the_random_level_check_compares_with_the_upper_end_of_the_interval(tmp_path: Path) -> None:
+    from parallax_zoo.baselines.training import NoBetterThanRandomError, check_beats_random
+
+    record = {"mean": 0.5, "ci95": [0.4, 0.6]}
+    for score, refused in [(0.61, False), (0.6, True), (0.55, True), (0.1, True)]:
+        (tmp_path / "eval.json").write_text(json.dumps({"mean": score}))
+        if refused:
+            with pytest.raises(NoBetterThanRandomError, match=f"scores {score:.3f}, not above"):
+                check_beats_random("GridWorld-v0", 0, tmp_path, record)
+        else:
+            check_beats_random("GridWorld-v0", 0, tmp_path, record)
+    check_beats_random("GridWorld-v0", 0, tmp_path, None)  # no record: the pin measures one, nothing to compare
 
 
 PIN_SCRIPT = (
