@@ -42,15 +42,18 @@ def as_player(env: Any, policy: Player | str, greedy: bool) -> Player:
     return policy
 
 
-def scripted_rule(env_spec: str | EnvSpec, name: str) -> Callable[..., Any]:
-    """The rule registry.yaml names as the env's opponent `name` (see `EnvSpec.opponents`), imported."""
+def scripted_rule(env_spec: str | EnvSpec, name: str, held_out: bool = False) -> Callable[..., Any]:
+    """The rule registry.yaml names as the env's opponent `name` (see `EnvSpec.opponents`), imported; with
+    `held_out`, its held-out player `name` (`EnvSpec.held_out`) instead."""
     env_spec = registry.spec(env_spec) if isinstance(env_spec, str) else env_spec
-    if name not in env_spec.opponents:
-        known = ", ".join(map(repr, env_spec.opponents)) or "none"
-        raise RegistryError(f"{env_spec.id} has no scripted opponent {name!r}; registry.yaml lists: {known}")
-    target_path = env_spec.opponents[name]
+    table, players = (env_spec.held_out, "held_out") if held_out else (env_spec.opponents, "opponents")
+    if name not in table:
+        known = ", ".join(map(repr, table)) or "none"
+        what = "held-out player" if held_out else "scripted opponent"
+        raise RegistryError(f"{env_spec.id} has no {what} {name!r}; registry.yaml's {players} lists: {known}")
+    target_path = table[name]
     module_name, _, attribute = target_path.partition(":")
-    where = f"{env_spec.id}: opponents.{name} {target_path!r}"
+    where = f"{env_spec.id}: {players}.{name} {target_path!r}"
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
@@ -96,6 +99,13 @@ def opponent_player(env_spec: str | EnvSpec, env: AnyEnv, name: str, baseline: P
             )
         return as_player(env, baseline, greedy=True)  # a search player plays whole
     return scripted_player(scripted_rule(env_spec, name), f"{env_spec.id} opponents.{name}")
+
+
+def held_out_player(env_spec: str | EnvSpec, env: AnyEnv, name: str) -> Player:
+    """The held-out player registry.yaml names for the env (`EnvSpec.held_out`). Evaluation alone meets these:
+    training resolves only `opponents` (`training_opponent`), so none is ever seated there."""
+    env_spec = registry.spec(env_spec) if isinstance(env_spec, str) else env_spec
+    return scripted_player(scripted_rule(env_spec, name, held_out=True), f"{env_spec.id} held_out.{name}")
 
 
 def training_opponent(env_spec: str | EnvSpec, env: AnyEnv, opponent: str, baseline: Player | None = None) -> Player:

@@ -37,6 +37,7 @@ def model_card(
     folder: str | os.PathLike[str] | None = None,
     opponents: Mapping[str, Mapping[str, float]] | None = None,
     rating: Rating | None = None,
+    held_out: Mapping[str, Mapping[str, float]] | None = None,
 ) -> str:
     """The Hub model card (README.md) of a policy folder, in the Hub's RL convention: tags and a `model-index`
     mean_reward.
@@ -45,7 +46,8 @@ def model_card(
     user's own run in that folder, whose snippets load the folder itself.
     Zero-sum games add the record against each protocol opponent overall and
     per seat (`opponents`, as `EvalResult.opponents` holds it) and the policy's
-    Elo `rating` on the anchored scale (docs/evaluation.md).
+    Elo `rating` on the anchored scale (docs/evaluation.md), and where measured the record against the
+    held-out players (`held_out`, as `EvalResult.held_out` holds it) in a section of its own.
     """
     for name, value in (("env_id", env_id), ("algorithm", algorithm)):
         if not isinstance(value, str) or not value or value.strip() != value or "\n" in value:
@@ -72,7 +74,7 @@ def model_card(
         ],
     }
     seed_text = str(seed) if seed is not None else "S"
-    games = opponents_section(opponents or {}, rating)
+    games = opponents_section(opponents or {}, rating) + held_out_section(held_out or {})
     if folder is not None:
         return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n" + _run_card(
             env_id, algorithm, score, episodes, description, Path(folder).as_posix(), seed_text, games
@@ -126,11 +128,34 @@ def opponents_section(opponents: Mapping[str, Mapping[str, float]], rating: Rati
             "on the zoo's anchored scale: the random player rates 1000 and each ladder opponent holds the rating of "
             "its anchoring fit (docs/evaluation.md).\n\n"
         )
-    text += (
+    return (
+        text
+        + records_table(opponents)
+        + (
+            "\nSide 0 moves first in the board games. `baseline` is these weights themselves. Every game is "
+            "counted in `eval.json`.\n"
+        )
+    )
+
+
+def held_out_section(held_out: Mapping[str, Mapping[str, float]]) -> str:
+    """The card's table of games against the held-out players ("" where none were measured)."""
+    if not held_out:
+        return ""
+    return (
+        "\n## Held-out opponents\n\n"
+        "Players no training or fine-tuning ever seated, written apart from the ladder above; their games never "
+        'count in the score (docs/evaluation.md, "The held-out ladder").\n\n' + records_table(held_out)
+    )
+
+
+def records_table(records: Mapping[str, Mapping[str, float]]) -> str:
+    """A markdown table of the games against each opponent, overall and from each seat."""
+    text = (
         "| opponent | games | win | draw | loss | from side 0: win / draw / loss | from side 1: win / draw / loss |\n"
         "| --- | --- | --- | --- | --- | --- | --- |\n"
     )
-    for name, record in opponents.items():
+    for name, record in records.items():
         seats = [
             " / ".join(f"{record.get(f'{outcome}_side_{side}', math.nan):.1%}" for outcome in ("win", "draw", "loss"))
             for side in (0, 1)
@@ -139,10 +164,7 @@ def opponents_section(opponents: Mapping[str, Mapping[str, float]], rating: Rati
             f"| {name} | {record['games']:.0f} | {record['win']:.1%} | {record['draw']:.1%} | {record['loss']:.1%} | "
             f"{seats[0]} | {seats[1]} |\n"
         )
-    return text + (
-        "\nSide 0 moves first in the board games. `baseline` is these weights themselves. Every game is "
-        "counted in `eval.json`.\n"
-    )
+    return text
 
 
 def _run_card(

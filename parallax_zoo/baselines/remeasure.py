@@ -28,11 +28,14 @@ def shipped_baselines() -> list[str]:
     return [env_id for env_id in registry.list_envs() if (hub.mirror_folder(env_id) / EVAL_FILE).is_file()]
 
 
-def remeasure(env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[str] | None = None) -> EnvSpec:
+def remeasure(
+    env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[str] | None = None, held_out: bool = False
+) -> EnvSpec:
     """Evaluate the env's shipped baseline again on `env`, rewrite its `eval.json` and card, and pin it; returns
     the new spec.
 
-    The training seeds the card names are kept from the old `eval.json`. The new files are written in a
+    The training seeds the card names are kept from the old `eval.json`; `held_out` measures the held-out players
+    again (`write_evaluation`), else their record there is kept. The new files are written in a
     staging folder and swapped in with the pin, under registry.yaml's lock (`registry_update.pin_baseline`).
     """
     env_id = env_spec.id
@@ -49,7 +52,7 @@ def remeasure(env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[s
                 if path.is_file() and not path.name.startswith("."):
                     shutil.copy2(path, staged / path.name)
             seeds = json.loads((staged / EVAL_FILE).read_text(encoding="utf-8"))["training_seeds"]
-            write_evaluation(env_spec, env, staged, list(seeds))
+            write_evaluation(env_spec, env, staged, list(seeds), held_out=held_out)
             check_staged(env, staged)
             with staging.deferred_interrupts():
                 return pin_baseline(env_id, staged, registry_path, swap=lambda: staging.swap_in(staged, folder))

@@ -542,13 +542,6 @@ def card_notes(record: dict[str, Any]) -> str:
     return "".join(str(record.get(note, "")) for note in ("play_note", "training_note", "seeds_note"))
 
 
-def previous_training_note(folder: Path) -> str:
-    """The training note the folder's `eval.json` keeps, or "" where it has none."""
-    path = folder / EVAL_FILE
-    note = json.loads(path.read_text(encoding="utf-8")).get("training_note", "") if path.is_file() else ""
-    return str(note)
-
-
 def write_evaluation(
     env_spec: EnvSpec,
     env: AnyEnv,
@@ -558,6 +551,7 @@ def write_evaluation(
     training: str | None = None,
     policy_seed: int | None = None,
     shown_as: Path | None = None,
+    held_out: bool = False,
 ) -> None:
     """Evaluate the agent saved in `folder` on `env` (the env of `env_spec`) and write its `eval.json` and model card.
 
@@ -573,15 +567,20 @@ def write_evaluation(
     In zero-sum games the protocol's "baseline" opponent is these weights
     themselves (the folder is the baseline being made), so the record shows
     how the policy fares against itself; `eval.json` and the card also give
-    its Elo rating on the anchored scale (`anchors.anchored_rating`).
+    its Elo rating on the anchored scale (`anchors.anchored_rating`). `held_out` also plays the game's held-out
+    players (`evaluate`); without it a record of them the folder's `eval.json` has is kept, as the weights
+    it was measured on are these (a re-measurement retrains nothing).
     """
     saved = load_folder(folder, env)
-    evaluated = evaluate(env_spec, env, saved, baseline=saved)
+    evaluated = evaluate(env_spec, env, saved, baseline=saved, held_out=held_out)
     rating = anchored_rating(evaluated)
+    previous = json.loads((folder / EVAL_FILE).read_text(encoding="utf-8")) if (folder / EVAL_FILE).is_file() else {}
     if training is None:
-        training = previous_training_note(folder)
+        training = str(previous.get("training_note", ""))
     policy_seed = training_seeds[0] if policy_seed is None else policy_seed
     record = {**evaluated.to_dict(), "training_seeds": training_seeds, "policy_seed": policy_seed}
+    if not held_out and previous.get("held_out"):
+        record["held_out"] = previous["held_out"]
     if rating is not None:
         record["elo"] = {"elo": rating.elo, "low": rating.low, "high": rating.high, "games": rating.games}
     notes = {"play_note": play_description(env, saved), "training_note": training}
@@ -602,11 +601,16 @@ def write_record(
     env_id: str, folder: Path, record: dict[str, Any], official: bool = True, shown_as: Path | None = None
 ) -> None:
     """Write `record` as the folder's `eval.json` and the model card made from it (`write_evaluation`); the card
-    lists the opponents in the protocol's order, as `eval.json` (its keys sorted) does not keep it."""
+    lists the opponents in the protocol's order and the held-out players in registry.yaml's, as `eval.json` (its
+    keys sorted) does not keep it."""
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
     played = record.get("opponents") or {}
     order = [name for name in record.get("protocol", {}).get("opponents", []) if name in played]
     record = {**record, "opponents": {name: played[name] for name in [*order, *sorted(set(played) - set(order))]}}
+    held_out = record.get("held_out") or {}
+    if held_out:
+        order = [name for name in registry.spec(env_id).held_out if name in held_out]
+        record["held_out"] = {name: held_out[name] for name in [*order, *sorted(set(held_out) - set(order))]}
     config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
     elo = record.get("elo")
     rating = (
@@ -624,5 +628,6 @@ def write_record(
         folder=None if official else (shown_as or folder),
         opponents=record.get("opponents") or {},
         rating=rating,
+        held_out=record.get("held_out") or {},
     )
     write_text_atomic(folder / CARD_FILE, card)

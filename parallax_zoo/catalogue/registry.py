@@ -119,6 +119,8 @@ class EnvSpec:
     function mapping every slot's observations to actions, or one slot's observation, action
     mask and key to its action, as the board games' opponent ladder does); evaluation meets
     each of them first, so the reference score is measured against the first one.
+    `held_out` names players of the same form that no training seats and the protocol's score never counts: the
+    held-out ladder, met only when an evaluation asks for it (docs/evaluation.md, "The held-out ladder").
     """
 
     id: str
@@ -133,14 +135,17 @@ class EnvSpec:
     baseline: BaselinePin | None = None
     reference_score: float | None = None
     opponents: Mapping[str, str] = field(default_factory=dict)
+    held_out: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.tags, list):
             object.__setattr__(self, "tags", tuple(self.tags))
         if isinstance(self.kwargs, Mapping) and not isinstance(self.kwargs, MappingProxyType):
             object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
-        if isinstance(self.opponents, Mapping) and not isinstance(self.opponents, MappingProxyType):
-            object.__setattr__(self, "opponents", MappingProxyType(dict(self.opponents)))
+        for players in ("opponents", "held_out"):
+            value = getattr(self, players)
+            if isinstance(value, Mapping) and not isinstance(value, MappingProxyType):
+                object.__setattr__(self, players, MappingProxyType(dict(value)))
         if isinstance(self.baseline, Mapping):
             try:
                 object.__setattr__(self, "baseline", BaselinePin.from_dict(self.baseline))
@@ -220,21 +225,31 @@ class EnvSpec:
             found.append(
                 ("baseline", f"must be null or a mapping with repo_id, revision, files; got {self.baseline!r}")
             )
-        if not isinstance(self.opponents, Mapping):
-            found.append(("opponents", f"must be a mapping from names to 'module:function', got {self.opponents!r}"))
-        else:
-            for name, target in self.opponents.items():
-                if not isinstance(name, str) or name in RESERVED_PLAYERS:
-                    found.append(("opponents", f"names must be strings other than {RESERVED_PLAYERS}, got {name!r}"))
-                elif not (isinstance(target, str) and ENTRY_POINT.match(target)):
-                    found.append(("opponents", f"{name!r} must look like 'package.module:function', got {target!r}"))
-            if self.opponents and "zero-sum" not in (self.tags or ()):
-                found.append(("opponents", "only zero-sum games (tag 'zero-sum') have opponents"))
+        found += self._player_problems("opponents", RESERVED_PLAYERS)
+        taken = (*RESERVED_PLAYERS, *(self.opponents if isinstance(self.opponents, Mapping) else ()))
+        found += self._player_problems("held_out", taken)
         score = self.reference_score
         if score is not None and not (
             isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
         ):
             found.append(("reference_score", f"must be a finite number or null, got {score!r}"))
+        return found
+
+    def _player_problems(self, players: str, taken: tuple[str, ...]) -> list[tuple[str, str]]:
+        """The problems of the `opponents` or `held_out` mapping: names not in `taken`, targets 'module:function',
+        and only for zero-sum games."""
+        table = getattr(self, players)
+        if not isinstance(table, Mapping):
+            return [(players, f"must be a mapping from names to 'module:function', got {table!r}")]
+        found = []
+        for name, target in table.items():
+            if not isinstance(name, str) or name in taken:
+                found.append((players, f"names must be strings other than {taken}, got {name!r}"))
+            elif not (isinstance(target, str) and ENTRY_POINT.match(target)):
+                found.append((players, f"{name!r} must look like 'package.module:function', got {target!r}"))
+        if table and "zero-sum" not in (self.tags or ()):
+            what = "opponents" if players == "opponents" else "held-out players"
+            found.append((players, f"only zero-sum games (tag 'zero-sum') have {what}"))
         return found
 
     @classmethod

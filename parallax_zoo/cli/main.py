@@ -187,21 +187,22 @@ def _eval(args: argparse.Namespace) -> int:
         check_writable(args.out)
     env_spec, env = resolve(args.env_id)
     policy, name, provenance = resolve_policy(args.policy, env_spec, env)
-    result = evaluate(env_spec, env, policy, name=name, provenance=provenance)
+    result = evaluate(env_spec, env, policy, name=name, provenance=provenance, held_out=args.held_out)
     print(f"{args.env_id}  {name}: {result.summary()}")
     if not result.finite:
         print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
-    for opponent, rates in result.opponents.items():
-        seats = "  ".join(
-            f"side {side}: {rates[f'win_side_{side}']:.0%}/{rates[f'draw_side_{side}']:.0%}/"
-            f"{rates[f'loss_side_{side}']:.0%}"
-            for side in (0, 1)
-            if f"win_side_{side}" in rates
-        )
-        print(
-            f"  vs {opponent}: win {rates['win']:.1%}  draw {rates['draw']:.1%}  loss {rates['loss']:.1%}"
-            f"  ({rates.get('games', result.episodes):.0f} games; win/draw/loss {seats})"
-        )
+    for label, records in (("vs", result.opponents), ("vs held-out", result.held_out)):
+        for opponent, rates in records.items():
+            seats = "  ".join(
+                f"side {side}: {rates[f'win_side_{side}']:.0%}/{rates[f'draw_side_{side}']:.0%}/"
+                f"{rates[f'loss_side_{side}']:.0%}"
+                for side in (0, 1)
+                if f"win_side_{side}" in rates
+            )
+            print(
+                f"  {label} {opponent}: win {rates['win']:.1%}  draw {rates['draw']:.1%}  loss {rates['loss']:.1%}"
+                f"  ({rates.get('games', result.episodes):.0f} games; win/draw/loss {seats})"
+            )
     if env_spec.reference_score is not None:
         print(f"  reference score of the baseline: {reference_score_cell(env_spec)}")
     if args.out:
@@ -608,6 +609,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy", default=BASELINE, help="baseline | random | hub:REPO@COMMIT | PATH (default: baseline)"
     )
     evaluate.add_argument("--out", help="write the result as JSON here")
+    evaluate.add_argument(
+        "--held-out",
+        action="store_true",
+        help="a board game also meets its held-out players (registry.yaml held_out:), reported apart; never in the "
+        "score (docs/evaluation.md)",
+    )
     evaluate.set_defaults(run=_eval)
 
     board = commands.add_parser("leaderboard", help="rank results and entrants as Markdown, CSV and HTML")

@@ -27,7 +27,7 @@ def _remeasure(args: argparse.Namespace) -> int:
     from parallax_zoo.policies import hub
 
     for env_id in args.env_ids or shipped_baselines():
-        spec = remeasure(*resolve(env_id), args.registry)
+        spec = remeasure(*resolve(env_id), args.registry, held_out=args.held_out)
         record = json.loads((hub.mirror_folder(env_id) / EVAL_FILE).read_text(encoding="utf-8"))
         print(
             f"{env_id}: reference score {spec.reference_score}"
@@ -37,15 +37,16 @@ def _remeasure(args: argparse.Namespace) -> int:
                 else ""
             )
         )
-        for opponent, games in record.get("opponents", {}).items():
-            print(
-                f"  vs {opponent:10} "
-                + "  ".join(
-                    f"side {side}: win {games[f'win_side_{side}']:.1%} draw {games[f'draw_side_{side}']:.1%} "
-                    f"loss {games[f'loss_side_{side}']:.1%}"
-                    for side in (0, 1)
+        for label, records in (("vs", record.get("opponents", {})), ("held-out", record.get("held_out", {}))):
+            for opponent, games in records.items():
+                print(
+                    f"  {label} {opponent:10} "
+                    + "  ".join(
+                        f"side {side}: win {games[f'win_side_{side}']:.1%} draw {games[f'draw_side_{side}']:.1%} "
+                        f"loss {games[f'loss_side_{side}']:.1%}"
+                        for side in (0, 1)
+                    )
                 )
-            )
         release_programs()
     return 0
 
@@ -136,6 +137,12 @@ def add_maintain_command(commands: Any) -> None:
     remeasure.add_argument("env_ids", nargs="*", help="baselines to re-measure (default: every shipped one)")
     remeasure.add_argument(
         "--registry", type=Path, default=None, help="registry.yaml to pin in (default: the package's)"
+    )
+    remeasure.add_argument(
+        "--held-out",
+        action="store_true",
+        help="also play the held-out players of each board game and put the record in eval.json and the card "
+        "(else a record there is kept)",
     )
     remeasure.set_defaults(run=_remeasure)
 

@@ -7,7 +7,8 @@ such as the board games' ladder, the uniformly random player, and the baseline
 where one is pinned) met from every seat equally often. Results carry the mean,
 std and 95% confidence interval of the episode scores (inside the scores'
 bounds: `judging.intervals`), the record against each opponent overall and per
-seat, and serialize to JSON with everything needed to compare them later.
+seat, and serialize to JSON with everything needed to compare them later. On request
+a zero-sum game also meets its held-out players, reported apart (`EvalResult.held_out`).
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ from jax.sharding import Mesh
 from parallax.core import AnyEnv
 from parallax.version import package_versions
 from parallax_zoo.agents.player import Player
-from parallax_zoo.agents.player_factories import as_player, opponent_player
+from parallax_zoo.agents.player_factories import as_player, held_out_player, opponent_player
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.atomic import write_text_atomic
+from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.player_names import BASELINE, RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
+from parallax_zoo.errors import UserError
 from parallax_zoo.judging import programs, progress
 from parallax_zoo.judging.intervals import mean_interval
 
@@ -44,6 +47,8 @@ GAMES_PER_OPPONENT = 256
 """A zero-sum game's episodes against each opponent, split equally between the seats."""
 ZERO_SUM_BOUNDS = (-1.0, 1.0)
 """A zero-sum game's score: -1 a loss, +1 a win."""
+HELD_OUT_STREAM = 1 << 20
+"""Folded into the protocol's key for the held-out games: their seeds share nothing with the protocol opponents'."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,8 @@ class EvalResult:
     return against the first opponent (zero-sum: +1 win, 0 draw, -1 loss).
     `opponents` gives, against each opponent, the games played and the win/draw/loss rates
     and mean return, overall and from each seat (`games_side_0`, `win_side_0`, ...: the side
-    the policy held, e.g. 0 moves first).
+    the policy held, e.g. 0 moves first). `held_out` holds the same records against the game's held-out
+    players (registry.yaml `held_out:`), where the evaluation asked for them; they never enter `scores` or the mean.
     """
 
     env_id: str
@@ -99,6 +105,7 @@ class EvalResult:
     scores: tuple[float, ...]
     per_agent: tuple[float, ...] = ()
     opponents: dict[str, dict[str, float]] = field(default_factory=dict)
+    held_out: dict[str, dict[str, float]] = field(default_factory=dict)
     finished: float = 1.0
     versions: dict[str, str] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -177,6 +184,10 @@ class EvalResult:
         )
         for opponent, record in self.opponents.items():
             text += f"; vs {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} loss {record['loss']:.1%}"
+        for opponent, record in self.held_out.items():
+            text += (
+                f"; held-out {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} loss {record['loss']:.1%}"
+            )
         return text + ")"
 
     def to_json(self) -> str:
@@ -205,6 +216,10 @@ class EvalResult:
             "scores": [_finite_or_none(x) for x in self.scores],
             "versions": self.versions,
         }
+        if self.held_out:
+            data["held_out"] = {
+                name: {k: _finite_or_none(v) for k, v in record.items()} for name, record in self.held_out.items()
+            }
         return data | ({"provenance": self.provenance} if self.provenance else {})
 
     @classmethod
@@ -220,6 +235,9 @@ class EvalResult:
             per_agent=tuple(_number(x) for x in data.get("per_agent", ())),
             opponents={
                 name: {k: _number(v) for k, v in record.items()} for name, record in data.get("opponents", {}).items()
+            },
+            held_out={
+                name: {k: _number(v) for k, v in record.items()} for name, record in data.get("held_out", {}).items()
             },
             finished=_number(data.get("finished", 1.0)),
             versions=data.get("versions", {}),
@@ -253,6 +271,7 @@ def evaluate(
     episodes: int | None = None,
     mesh: Mesh | None = None,
     provenance: dict[str, Any] | None = None,
+    held_out: bool = False,
 ) -> EvalResult:
     """Evaluate `policy` (a `Policy`, a scripted player, or `"random"`) on `env` under the fixed protocol of its spec.
 
@@ -265,8 +284,15 @@ def evaluate(
     `mesh` (`agents.sharding.default_mesh()`) splits the episodes across its
     devices; the episode count must be a multiple of the device count.
     `provenance` (from `loading.resolve_policy`) is recorded in the result as it is.
+    `held_out` also plays the game's held-out players, as many games each, reported apart in `EvalResult.held_out`.
     """
     env_id = env_spec.id
+    if held_out and not env_spec.held_out:
+        with_players = [other for other in registry.list_envs() if registry.spec(other).held_out]
+        raise UserError(
+            f"{env_id} has no held-out players (registry.yaml `held_out:`); the games that have them: "
+            f"{', '.join(with_players) or 'none'}"
+        )
     fixed = protocol(env_spec)
     if fixed.zero_sum and baseline is not None and BASELINE not in fixed.opponents:
         fixed = replace(fixed, opponents=(*fixed.opponents, BASELINE))
@@ -296,44 +322,53 @@ def evaluate(
             provenance=provenance or {},
         )
     results: dict[str, dict[str, float]] = {}
+    held_out_results: dict[str, dict[str, float]] = {}
     first_scores: tuple[float, ...] = ()
-    total = fixed.episodes * len(fixed.opponents)
+    held_out_names = tuple(env_spec.held_out) if held_out else ()
+    total = fixed.episodes * (len(fixed.opponents) + len(held_out_names))
     with progress.bar(f"{env_id}: evaluating {label}", total, "games") as shown:
         for index, opponent_name in enumerate(fixed.opponents):
             shown.set_postfix_str(f"vs {opponent_name} ({index + 1} of {len(fixed.opponents)} opponents)")
+            opponent = _protocol_opponent(env_spec, env, opponent_name, baseline)
             results[opponent_name], scores = _match_record(
-                env_spec, env, player, opponent_name, baseline, jax.random.fold_in(key, index), fixed, mesh
+                env, player, opponent, jax.random.fold_in(key, index), fixed, mesh
             )
             shown.update(fixed.episodes)
             if index == 0:
                 first_scores = scores
+        held_out_key = jax.random.fold_in(key, HELD_OUT_STREAM)
+        for index, opponent_name in enumerate(held_out_names):
+            shown.set_postfix_str(f"vs held-out {opponent_name} ({index + 1} of {len(held_out_names)})")
+            opponent = held_out_player(env_spec, env, opponent_name)
+            held_out_results[opponent_name], _ = _match_record(
+                env, player, opponent, jax.random.fold_in(held_out_key, index), fixed, mesh
+            )
+            shown.update(fixed.episodes)
     return EvalResult(
         env_id=env_id,
         policy=label,
         protocol=fixed,
         scores=first_scores,
         opponents=results,
+        held_out=held_out_results,
         versions=package_versions(),
         provenance=provenance or {},
     )
 
 
-def _match_record(
-    env_spec: EnvSpec,
-    env: AnyEnv,
-    player: Player,
-    opponent_name: str,
-    baseline: Player | None,
-    key: jax.Array,
-    fixed: EvalProtocol,
-    mesh: Mesh | None,
-) -> tuple[dict[str, float], tuple[float, ...]]:
-    """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
-    if opponent_name == BASELINE and baseline is None:
+def _protocol_opponent(env_spec: EnvSpec, env: AnyEnv, name: str, baseline: Player | None) -> Player:
+    """The protocol opponent `name`, loading the pinned baseline where it is the opponent and none was passed."""
+    if name == BASELINE and baseline is None:
         from parallax_zoo.policies.loading import load_baseline
 
         baseline = load_baseline(env_spec, env)
-    opponent = opponent_player(env_spec, env, opponent_name, baseline)
+    return opponent_player(env_spec, env, name, baseline)
+
+
+def _match_record(
+    env: AnyEnv, player: Player, opponent: Player, key: jax.Array, fixed: EvalProtocol, mesh: Mesh | None
+) -> tuple[dict[str, float], tuple[float, ...]]:
+    """The record against one opponent (games, win/draw/loss overall and per seat) and the policy's side's scores."""
     match = programs.match(env, player, opponent, key, fixed.episodes, fixed.max_steps, mesh)
     side_returns = np.asarray(match.pop("side_returns"))
     side = np.asarray(match.pop("side"))

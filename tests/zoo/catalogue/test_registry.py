@@ -357,6 +357,19 @@ def test_duplicate_ids_in_one_file_are_rejected() -> None:
             "opponents",
             "only zero-sum games",
         ),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    held_out: {strong: m:f}\n",
+            "'A-v0'",
+            "held_out",
+            "only zero-sum games (tag 'zero-sum') have held-out players",
+        ),
+        (
+            "  - id: A-v0\n    entry_point: m:C\n    tags: [zero-sum]\n    opponents: {naive: m:f}\n"
+            "    held_out: {naive: m:g}\n",
+            "'A-v0'",
+            "held_out",
+            "other than ('random', 'baseline', 'naive')",
+        ),
     ],
 )
 def test_malformed_entry_names_the_entry_and_the_field(entry: str, entry_label: str, field: str, says: str) -> None:
