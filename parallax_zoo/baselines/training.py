@@ -54,7 +54,7 @@ from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
 from parallax_zoo.judging import random_scores
 from parallax_zoo.judging.anchors import anchored_rating
-from parallax_zoo.judging.evaluation import evaluate
+from parallax_zoo.judging.evaluation import evaluate, protocol
 from parallax_zoo.judging.ratings import Rating
 from parallax_zoo.judging.seed_statistics import SeedStatistics, over_seeds
 from parallax_zoo.locking import LockTimeout, exclusive_lock, lock_beside
@@ -403,7 +403,8 @@ def train_baseline(
     Pinning an id that has no random player's score under its protocol measures that score and writes it to
     `random_scores_path` (default the shipped `random_scores.json`) with the pin, so every pinned id has one.
     A pin whose seed does not score above the random player's 95% interval is refused and nothing is written
-    (`check_beats_random`), unless `allow_random_level` (an env where random play is already optimal).
+    (`check_beats_random`), unless `allow_random_level` (an env where random play is already optimal); so is one
+    whose evaluation saw an episode that had not ended (`check_episodes_end`).
     A non-empty folder that is not an earlier run of `env_id` is refused unless `force` (`check_output_folder`).
     With a `mesh` over the devices of several processes (`processes.join_processes`), every process trains and
     process 0 alone checks, locks and writes the folders.
@@ -461,6 +462,7 @@ def train_baseline(
         scores_file = Path(random_scores_path or random_scores.RANDOM_SCORES_FILE)
         random_record = None  # measured here, so written beside the pin
         if pin:
+            check_episodes_end(env_spec, seed, staged[seed])
             stored = random_scores.stored_random_score(env_spec, scores_file)
             if stored is None:
                 random_record = random_scores.measure_random_score(env_spec, env)
@@ -480,6 +482,22 @@ def train_baseline(
                 if progress:
                     print(f"{env_id}: the random player's score {random_record['mean']:.3f} written to {scores_file}")
     return folder
+
+
+class UnfinishedEpisodesError(UserError):
+    """A pin refused: some of the protocol's episodes had not ended when it stopped playing them."""
+
+
+def check_episodes_end(env_spec: EnvSpec, seed: int, staged: Path) -> None:
+    """Refuse to pin a seed whose evaluation saw episodes that had not ended by the protocol's last step: such an
+    episode scores 0 (`rollout.first_episode_returns`), so the score would understate the policy."""
+    finished = float(json.loads((staged / EVAL_FILE).read_text(encoding="utf-8")).get("finished", 1.0))
+    if finished < 1.0:
+        raise UnfinishedEpisodesError(
+            f"{env_spec.id}: not pinned, nothing written: {1 - finished:.0%} of seed {seed}'s protocol episodes had "
+            f"not ended after {protocol(env_spec).max_steps} steps, and such an episode scores 0. Give the id a "
+            f"max_steps (its time limit) in registry.yaml so that every episode ends, then train again"
+        )
 
 
 class NoBetterThanRandomError(UserError):

@@ -169,6 +169,17 @@ def test_shipped_baseline_has_its_default_config_and_pin(folder: str) -> None:
     assert pin is not None and dict(pin.files) == {p.name: sha256_file(p) for p in shipped.iterdir()}
 
 
+def test_every_shipped_evaluation_saw_every_episode_end() -> None:
+    """An episode the protocol stops playing before it ends scores 0 (rollout.first_episode_returns): a shipped score
+    with such episodes understates its policy. An id whose episodes outlast the protocol needs a max_steps."""
+    unfinished = {
+        folder: record["finished"]
+        for folder in SHIPPED
+        if (record := json.loads((hub.mirror_root() / folder / "eval.json").read_text()))["finished"] != 1.0
+    }
+    assert unfinished == {}
+
+
 def _from_each_side(record: dict[str, float], outcome: str) -> list[float]:
     return [record[f"{outcome}_side_{side}"] for side in (0, 1)]
 

@@ -283,6 +283,19 @@ def test_the_random_level_check_compares_with_the_upper_end_of_the_interval(tmp_
     check_beats_random("GridWorld-v0", 0, tmp_path, None)  # no record: the pin measures one, nothing to compare
 
 
+def test_a_pin_whose_evaluation_saw_unfinished_episodes_is_refused(tmp_path: Path) -> None:
+    from parallax_zoo.baselines.training import UnfinishedEpisodesError, check_episodes_end
+
+    spec = Registry.from_yaml(PACKAGED_REGISTRY.read_text()).spec("pgx/minatar-space_invaders")
+    (tmp_path / "eval.json").write_text(json.dumps({"mean": 22.2, "finished": 0.296875}))
+    with pytest.raises(
+        UnfinishedEpisodesError, match=r"70% of seed 0's protocol episodes had not ended after 1000 steps"
+    ):
+        check_episodes_end(spec, 0, tmp_path)
+    (tmp_path / "eval.json").write_text(json.dumps({"mean": 22.2, "finished": 1.0}))
+    check_episodes_end(spec, 0, tmp_path)
+
+
 PIN_SCRIPT = (
     "import sys; from pathlib import Path; from parallax_zoo.baselines.registry_update import pin_baseline; "
     "print('ready', flush=True); sys.stdin.readline(); "
