@@ -12,15 +12,38 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 from parallax.core import AnyEnv
 from parallax_zoo.baselines import staging
 from parallax_zoo.baselines.registry_update import pin_baseline
-from parallax_zoo.baselines.training import EVAL_FILE, check_staged, is_pinned_folder, output_lock, write_evaluation
+from parallax_zoo.baselines.training import (
+    EVAL_FILE,
+    add_seed_statistics,
+    check_staged,
+    is_pinned_folder,
+    output_lock,
+    run_env_id,
+    seed_folders,
+    write_evaluation,
+)
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
+from parallax_zoo.judging.seed_statistics import over_seeds
 from parallax_zoo.policies import hub
+
+
+def check_seed_runs(env_id: str, others: dict[int, Path]) -> None:
+    """Every other training seed's run is where `training.seed_folders` puts it, with weights of `env_id`."""
+    missing = [str(path) for path in others.values() if not path.is_dir() or run_env_id(path) != env_id]
+    if missing:
+        raise UserError(
+            f"{env_id}: the runs of its other training seeds are not all here ({', '.join(missing)}), so its "
+            f"statistics over seeds cannot be measured again; run from the checkout that trained them, make them "
+            f"again with `parallax-zoo maintain batch {env_id} --seeds {len(others) + 1} --pin`, or pass "
+            f"--pinned-seed-only to drop those statistics"
+        )
 
 
 def shipped_baselines() -> list[str]:
@@ -29,13 +52,20 @@ def shipped_baselines() -> list[str]:
 
 
 def remeasure(
-    env_spec: EnvSpec, env: AnyEnv, registry_path: str | os.PathLike[str] | None = None, held_out: bool = False
+    env_spec: EnvSpec,
+    env: AnyEnv,
+    registry_path: str | os.PathLike[str] | None = None,
+    held_out: bool = False,
+    pinned_seed_only: bool = False,
 ) -> EnvSpec:
     """Evaluate the env's shipped baseline again on `env`, rewrite its `eval.json` and card, and pin it; returns
     the new spec.
 
     The training seeds the card names are kept from the old `eval.json`; `held_out` measures the held-out players
-    again (`write_evaluation`), else their record there is kept. The new files are written in a
+    again (`write_evaluation`), else their record there is kept. A baseline trained over several seeds has each
+    other seed's run re-measured too, in its folder (`training.seed_folders`), and its statistics over seeds
+    made again from the new scores; where a seed's folder is missing it stops, unless `pinned_seed_only`, which
+    drops those statistics rather than keep numbers of another measurement. The new files are written in a
     staging folder and swapped in with the pin, under registry.yaml's lock (`registry_update.pin_baseline`).
     """
     env_id = env_spec.id
@@ -51,8 +81,23 @@ def remeasure(
             for path in folder.iterdir():
                 if path.is_file() and not path.name.startswith("."):
                     shutil.copy2(path, staged / path.name)
-            seeds = json.loads((staged / EVAL_FILE).read_text(encoding="utf-8"))["training_seeds"]
-            write_evaluation(env_spec, env, staged, list(seeds), held_out=held_out)
+            record = json.loads((staged / EVAL_FILE).read_text(encoding="utf-8"))
+            seeds = list(record["training_seeds"])
+            pinned = int(record.get("policy_seed", seeds[0]))
+            order = [pinned, *(n for n in seeds if n != pinned)]
+            others = {n: path for n, path in seed_folders(env_id, folder, order).items() if n != pinned}
+            if others and not pinned_seed_only:
+                check_seed_runs(env_id, others)
+            write_evaluation(env_spec, env, staged, seeds, policy_seed=pinned, held_out=held_out)
+            if others and not pinned_seed_only:
+                for number, path in others.items():
+                    write_evaluation(env_spec, env, path, seeds, official=False, policy_seed=number, shown_as=path)
+                runs = {pinned: staged, **others}
+                statistics = over_seeds(
+                    {n: json.loads((path / EVAL_FILE).read_text(encoding="utf-8"))["mean"] for n, path in runs.items()}
+                )
+                for number, path in runs.items():
+                    add_seed_statistics(env_id, path, statistics, number == pinned, path)
             check_staged(env, staged)
             with staging.deferred_interrupts():
                 return pin_baseline(env_id, staged, registry_path, swap=lambda: staging.swap_in(staged, folder))

@@ -27,7 +27,9 @@ def _remeasure(args: argparse.Namespace) -> int:
     from parallax_zoo.policies import hub
 
     for env_id in args.env_ids or shipped_baselines():
-        spec = remeasure(*resolve(env_id), args.registry, held_out=args.held_out)
+        spec = remeasure(
+            *resolve(env_id), args.registry, held_out=args.held_out, pinned_seed_only=args.pinned_seed_only
+        )
         record = json.loads((hub.mirror_folder(env_id) / EVAL_FILE).read_text(encoding="utf-8"))
         print(
             f"{env_id}: reference score {spec.reference_score}"
@@ -143,6 +145,12 @@ def add_maintain_command(commands: Any) -> None:
         action="store_true",
         help="also play the held-out players of each board game and put the record in eval.json and the card "
         "(else a record there is kept)",
+    )
+    remeasure.add_argument(
+        "--pinned-seed-only",
+        action="store_true",
+        help="re-measure only the pinned seed and drop the statistics over seeds (when the other seeds' runs under "
+        "runs/ are not here)",
     )
     remeasure.set_defaults(run=_remeasure)
 
