@@ -191,6 +191,11 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"{args.env_id}  {name}: {result.summary()}")
     if not result.finite:
         print("  some scores are NaN or infinite: the result is marked finite: false and ranks last on the leaderboard")
+    if result.finished < 1:
+        print(
+            f"  {1 - result.finished:.0%} of the episodes had not ended after the protocol's "
+            f"{result.protocol.max_steps} steps and score 0: the env needs a max_steps (time limit) in registry.yaml"
+        )
     for label, records in (("vs", result.opponents), ("vs held-out", result.held_out)):
         for opponent, rates in records.items():
             seats = "  ".join(

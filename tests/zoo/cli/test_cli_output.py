@@ -86,6 +86,22 @@ def test_render_says_what_was_played_and_what_was_held(tmp_path):
     assert process.stderr.startswith(f"GridWorld-v0: playing up to {max_steps} steps of baseline and drawing them")
 
 
+def test_eval_says_when_episodes_outlast_the_protocol(monkeypatch, capsys):
+    """An episode the protocol stops playing before it ends scores 0: `eval` says so instead of a bare low score."""
+    import dataclasses
+
+    import parallax_zoo.judging.evaluation as evaluation
+
+    real = evaluation.protocol
+    monkeypatch.setattr(evaluation, "protocol", lambda spec: dataclasses.replace(real(spec), max_steps=2))
+    assert main(["eval", "GridWorld-v0", "--policy", "random"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\n  \d+% of the episodes had not ended after the protocol's 2 steps and score 0", out), out
+    monkeypatch.undo()  # the real protocol: every GridWorld episode ends within its 50 steps
+    assert main(["eval", "GridWorld-v0", "--policy", "random"]) == 0
+    assert "had not ended" not in capsys.readouterr().out
+
+
 def test_leaderboard_shows_the_evaluations_it_runs(tmp_path):
     results = tmp_path / "results"
     results.mkdir()
