@@ -50,7 +50,7 @@ def scripted_rule(env_spec: str | EnvSpec, name: str, held_out: bool = False) ->
     if name not in table:
         known = ", ".join(map(repr, table)) or "none"
         what = "held-out player" if held_out else "scripted opponent"
-        raise RegistryError(f"{env_spec.id} has no {what} {name!r}; registry.yaml's {players} lists: {known}")
+        raise RegistryError(f"{env_spec.id} has no {what} {name!r}; registry.yaml lists: {known}")
     target_path = table[name]
     module_name, _, attribute = target_path.partition(":")
     where = f"{env_spec.id}: {players}.{name} {target_path!r}"

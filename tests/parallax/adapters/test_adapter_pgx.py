@@ -223,7 +223,8 @@ def test_registry_builds_the_right_adapter_with_the_games_settings():
     solo = parallax_zoo.make("pgx/2048")
     assert isinstance(solo, PgxSinglePlayerAdapter) and isinstance(solo, Env)
     sticky = parallax_zoo.make("pgx/minatar-breakout", sticky_action_prob=0.0)
-    assert sticky.env.sticky_action_prob == 0.0
+    assert isinstance(sticky, TimeLimit) and sticky.max_steps == 1000, "MinAtar takes gymnax's limits (registry.yaml)"
+    assert isinstance(sticky.env, PgxSinglePlayerAdapter) and sticky.env.env.sticky_action_prob == 0.0
     assert parallax_zoo.spec("pgx/go_9x9").num_agents == 2 and parallax_zoo.spec("pgx/sparrow_mahjong").num_agents == 3
     assert parallax_zoo.spec("pgx/go_9x9").max_steps is None
 

@@ -402,6 +402,7 @@ def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per
         ) in card
     config = checkpoint.load_config(shipped / "config.yaml")
     in_protocol_order = {name: result.opponents[name] for name in protocol(parallax_zoo.spec(folder)).opponents}
+    held_out = record.get("held_out", {})  # the held-out ladder's games, where measured, in registry.yaml's order
     assert card == model_card(
         folder,
         checkpoint.config_to_dict(config)["algorithm"],
@@ -413,6 +414,7 @@ def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per
         + card_notes(record),
         opponents=in_protocol_order,
         rating=rating,
+        held_out={name: record["held_out"][name] for name in parallax_zoo.spec(folder).held_out if name in held_out},
     ), "the card is what the card writer makes of eval.json"
 
 
