@@ -25,12 +25,12 @@ from parallax_zoo.baselines.training import (
     output_lock,
     run_env_id,
     seed_folders,
+    statistics_of_runs,
     write_evaluation,
 )
 from parallax_zoo.catalogue import registry
 from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
-from parallax_zoo.judging.seed_statistics import over_seeds
 from parallax_zoo.policies import hub
 
 
@@ -86,16 +86,14 @@ def remeasure(
             pinned = int(record.get("policy_seed", seeds[0]))
             order = [pinned, *(n for n in seeds if n != pinned)]
             others = {n: path for n, path in seed_folders(env_id, folder, order).items() if n != pinned}
-            if others and not pinned_seed_only:
-                check_seed_runs(env_id, others)
+            others = {} if pinned_seed_only else others
+            check_seed_runs(env_id, others)
             write_evaluation(env_spec, env, staged, seeds, policy_seed=pinned, held_out=held_out)
-            if others and not pinned_seed_only:
+            if others:
                 for number, path in others.items():
                     write_evaluation(env_spec, env, path, seeds, official=False, policy_seed=number, shown_as=path)
                 runs = {pinned: staged, **others}
-                statistics = over_seeds(
-                    {n: json.loads((path / EVAL_FILE).read_text(encoding="utf-8"))["mean"] for n, path in runs.items()}
-                )
+                statistics = statistics_of_runs(runs)
                 for number, path in runs.items():
                     add_seed_statistics(env_id, path, statistics, number == pinned, path)
             check_staged(env, staged)

@@ -18,7 +18,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -454,20 +454,19 @@ def train_baseline(
             )
             check_staged(env, staged[number])
         if len(staged) > 1:  # each seed's score known: the statistics over seeds go into every folder
-            statistics = over_seeds(
-                {n: json.loads((path / EVAL_FILE).read_text(encoding="utf-8"))["mean"] for n, path in staged.items()}
-            )
+            statistics = statistics_of_runs(staged)
             for number, target in folders.items():
                 add_seed_statistics(env_id, staged[number], statistics, target.resolve() == mirror, target)
         scores_file = Path(random_scores_path or random_scores.RANDOM_SCORES_FILE)
         random_record = None  # measured here, so written beside the pin
         if pin:
-            check_episodes_end(env_spec, seed, staged[seed])
-            stored = random_scores.stored_random_score(env_spec, scores_file)
-            if stored is None:
-                random_record = random_scores.measure_random_score(env_spec, env)
+            pinned_record = json.loads((staged[seed] / EVAL_FILE).read_text(encoding="utf-8"))
+            check_episodes_end(env_spec, seed, pinned_record)
+            random_reference = random_scores.stored_random_score(env_spec, scores_file)
+            if random_reference is None:
+                random_record = random_reference = random_scores.measure_random_score(env_spec, env)
             if not allow_random_level:
-                check_beats_random(env_id, seed, staged[seed], stored or random_record)
+                check_beats_random(env_id, seed, pinned_record, random_reference)
         with staging.deferred_interrupts():
             for number, target in reversed(folders.items()):
                 place = placement(staged[number], target)
@@ -488,10 +487,11 @@ class UnfinishedEpisodesError(UserError):
     """A pin refused: some of the protocol's episodes had not ended when it stopped playing them."""
 
 
-def check_episodes_end(env_spec: EnvSpec, seed: int, staged: Path) -> None:
-    """Refuse to pin a seed whose evaluation saw episodes that had not ended by the protocol's last step: such an
-    episode scores 0 (`rollout.first_episode_returns`), so the score would understate the policy."""
-    finished = float(json.loads((staged / EVAL_FILE).read_text(encoding="utf-8")).get("finished", 1.0))
+def check_episodes_end(env_spec: EnvSpec, seed: int, record: dict[str, Any]) -> None:
+    """Refuse to pin a seed whose evaluation (its `eval.json` `record`) saw episodes that had not ended by the
+    protocol's last step: such an episode scores 0 (`rollout.first_episode_returns`), so the score would understate
+    the policy."""
+    finished = float(record.get("finished", 1.0))
     if finished < 1.0:
         raise UnfinishedEpisodesError(
             f"{env_spec.id}: not pinned, nothing written: {1 - finished:.0%} of seed {seed}'s protocol episodes had "
@@ -504,12 +504,11 @@ class NoBetterThanRandomError(UserError):
     """A pin refused: the trained seed does not beat the random player under the id's protocol."""
 
 
-def check_beats_random(env_id: str, seed: int, staged: Path, random_record: dict[str, Any] | None) -> None:
-    """Refuse to pin a seed whose protocol score is not above the random player's 95% interval (docs/baselines.md,
-    "Training"): such weights carry no skill, and a normalised score against them would mean nothing."""
-    if random_record is None:
-        return
-    score = float(json.loads((staged / EVAL_FILE).read_text(encoding="utf-8"))["mean"])
+def check_beats_random(env_id: str, seed: int, record: dict[str, Any], random_record: dict[str, Any]) -> None:
+    """Refuse to pin a seed whose protocol score (its `eval.json` `record`) is not above the random player's 95%
+    interval (docs/baselines.md, "Training"): such weights carry no skill, and a normalised score against them would
+    mean nothing."""
+    score = float(record["mean"])
     low, high = (float(bound) for bound in random_record["ci95"])
     if score <= high:
         raise NoBetterThanRandomError(
@@ -606,6 +605,13 @@ def write_evaluation(
     write_record(env_spec.id, folder, record, official, shown_as)
 
 
+def statistics_of_runs(runs: dict[int, Path]) -> SeedStatistics:
+    """The statistics over seeds of evaluated runs (seed -> folder), from each folder's `eval.json` mean."""
+    return over_seeds(
+        {n: json.loads((path / EVAL_FILE).read_text(encoding="utf-8"))["mean"] for n, path in runs.items()}
+    )
+
+
 def add_seed_statistics(
     env_id: str, folder: Path, statistics: SeedStatistics, official: bool = True, shown_as: Path | None = None
 ) -> None:
@@ -615,6 +621,12 @@ def add_seed_statistics(
     write_record(env_id, folder, record, official, shown_as)
 
 
+def in_order(records: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """`records` with the keys `names` gives first, in that order, then the rest sorted."""
+    first = [name for name in names if name in records]
+    return {name: records[name] for name in [*first, *sorted(set(records) - set(first))]}
+
+
 def write_record(
     env_id: str, folder: Path, record: dict[str, Any], official: bool = True, shown_as: Path | None = None
 ) -> None:
@@ -622,13 +634,12 @@ def write_record(
     lists the opponents in the protocol's order and the held-out players in registry.yaml's, as `eval.json` (its
     keys sorted) does not keep it."""
     write_text_atomic(folder / EVAL_FILE, json.dumps(record, indent=2, sort_keys=True) + "\n")
-    played = record.get("opponents") or {}
-    order = [name for name in record.get("protocol", {}).get("opponents", []) if name in played]
-    record = {**record, "opponents": {name: played[name] for name in [*order, *sorted(set(played) - set(order))]}}
-    held_out = record.get("held_out") or {}
-    if held_out:
-        order = [name for name in registry.spec(env_id).held_out if name in held_out]
-        record["held_out"] = {name: held_out[name] for name in [*order, *sorted(set(held_out) - set(order))]}
+    record = {
+        **record,
+        "opponents": in_order(record.get("opponents") or {}, record.get("protocol", {}).get("opponents", [])),
+    }
+    if record.get("held_out"):
+        record["held_out"] = in_order(record["held_out"], registry.spec(env_id).held_out)
     config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
     elo = record.get("elo")
     rating = (

@@ -182,12 +182,11 @@ class EvalResult:
             f"EvalResult({self.env_id}, {self.policy}: mean {self.mean:.3f}, 95% CI [{low:.3f}, {high:.3f}], "
             f"{self.episodes} episodes" + (", all scored the same" if self.all_equal else "")
         )
-        for opponent, record in self.opponents.items():
-            text += f"; vs {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} loss {record['loss']:.1%}"
-        for opponent, record in self.held_out.items():
-            text += (
-                f"; held-out {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} loss {record['loss']:.1%}"
-            )
+        for label, records in (("vs", self.opponents), ("held-out", self.held_out)):
+            for opponent, record in records.items():
+                text += (
+                    f"; {label} {opponent}: win {record['win']:.1%} draw {record['draw']:.1%} loss {record['loss']:.1%}"
+                )
         return text + ")"
 
     def to_json(self) -> str:
@@ -210,16 +209,12 @@ class EvalResult:
             "all_equal": self.all_equal,
             "finished": _finite_or_none(self.finished),
             "per_agent": [_finite_or_none(x) for x in self.per_agent],
-            "opponents": {
-                name: {k: _finite_or_none(v) for k, v in record.items()} for name, record in self.opponents.items()
-            },
+            "opponents": _records_to_json(self.opponents),
             "scores": [_finite_or_none(x) for x in self.scores],
             "versions": self.versions,
         }
         if self.held_out:
-            data["held_out"] = {
-                name: {k: _finite_or_none(v) for k, v in record.items()} for name, record in self.held_out.items()
-            }
+            data["held_out"] = _records_to_json(self.held_out)
         return data | ({"provenance": self.provenance} if self.provenance else {})
 
     @classmethod
@@ -233,12 +228,8 @@ class EvalResult:
             protocol=EvalProtocol(**fields),
             scores=tuple(_number(x) for x in data["scores"]),
             per_agent=tuple(_number(x) for x in data.get("per_agent", ())),
-            opponents={
-                name: {k: _number(v) for k, v in record.items()} for name, record in data.get("opponents", {}).items()
-            },
-            held_out={
-                name: {k: _number(v) for k, v in record.items()} for name, record in data.get("held_out", {}).items()
-            },
+            opponents=_records_from_json(data.get("opponents", {})),
+            held_out=_records_from_json(data.get("held_out", {})),
             finished=_number(data.get("finished", 1.0)),
             versions=data.get("versions", {}),
             provenance=data.get("provenance", {}),
@@ -254,6 +245,16 @@ class EvalResult:
 def _finite_or_none(value: float) -> float | None:
     """`value`, or None (JSON null) when it is NaN or infinite."""
     return value if math.isfinite(value) else None
+
+
+def _records_to_json(records: dict[str, dict[str, float]]) -> dict[str, dict[str, float | None]]:
+    """Records against opponents as strict JSON data: a non-finite rate is null."""
+    return {name: {k: _finite_or_none(v) for k, v in record.items()} for name, record in records.items()}
+
+
+def _records_from_json(data: dict[str, dict[str, float | None]]) -> dict[str, dict[str, float]]:
+    """The inverse of `_records_to_json`."""
+    return {name: {k: _number(v) for k, v in record.items()} for name, record in data.items()}
 
 
 def _number(value: float | None) -> float:

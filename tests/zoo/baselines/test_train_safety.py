@@ -269,31 +269,27 @@ def test_train_pin_refuses_weights_no_better_than_random_and_writes_nothing(sand
     assert dict(folder_pin("GridWorld-v0", folder)[0].files) == pinned_files(sandbox, "GridWorld-v0")
 
 
-def test_the_random_level_check_compares_with_the_upper_end_of_the_interval(tmp_path: Path) -> None:
+def test_the_random_level_check_compares_with_the_upper_end_of_the_interval() -> None:
     from parallax_zoo.baselines.training import NoBetterThanRandomError, check_beats_random
 
-    record = {"mean": 0.5, "ci95": [0.4, 0.6]}
+    random_record = {"mean": 0.5, "ci95": [0.4, 0.6]}
     for score, refused in [(0.61, False), (0.6, True), (0.55, True), (0.1, True)]:
-        (tmp_path / "eval.json").write_text(json.dumps({"mean": score}))
         if refused:
             with pytest.raises(NoBetterThanRandomError, match=f"scores {score:.3f}, not above"):
-                check_beats_random("GridWorld-v0", 0, tmp_path, record)
+                check_beats_random("GridWorld-v0", 0, {"mean": score}, random_record)
         else:
-            check_beats_random("GridWorld-v0", 0, tmp_path, record)
-    check_beats_random("GridWorld-v0", 0, tmp_path, None)  # no record: the pin measures one, nothing to compare
+            check_beats_random("GridWorld-v0", 0, {"mean": score}, random_record)
 
 
-def test_a_pin_whose_evaluation_saw_unfinished_episodes_is_refused(tmp_path: Path) -> None:
+def test_a_pin_whose_evaluation_saw_unfinished_episodes_is_refused() -> None:
     from parallax_zoo.baselines.training import UnfinishedEpisodesError, check_episodes_end
 
     spec = Registry.from_yaml(PACKAGED_REGISTRY.read_text()).spec("pgx/minatar-space_invaders")
-    (tmp_path / "eval.json").write_text(json.dumps({"mean": 22.2, "finished": 0.296875}))
     with pytest.raises(
         UnfinishedEpisodesError, match=r"70% of seed 0's protocol episodes had not ended after 1000 steps"
     ):
-        check_episodes_end(spec, 0, tmp_path)
-    (tmp_path / "eval.json").write_text(json.dumps({"mean": 22.2, "finished": 1.0}))
-    check_episodes_end(spec, 0, tmp_path)
+        check_episodes_end(spec, 0, {"mean": 22.2, "finished": 0.296875})
+    check_episodes_end(spec, 0, {"mean": 22.2, "finished": 1.0})
 
 
 PIN_SCRIPT = (
