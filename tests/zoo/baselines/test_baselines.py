@@ -191,12 +191,16 @@ TARGETS: dict[str, tuple[str, Any]] = {
     "Race-v0": ("near optimal", lambda r: r.mean >= 0.85),
     "RespawnRace-v0": ("near optimal", lambda r: r.mean >= 6.0),
     "gymnax/CartPole-v1": ("at least 475", lambda r: r.mean >= 475),
-    # The checkpoint returns gymnax-blines publishes for these envs (issue 26's table), met by the family defaults.
+    # The checkpoint returns gymnax-blines publishes for these envs (docs/baselines.md), met by the shipped weights.
     "gymnax/Catch-bsuite": ("at least gymnax-blines' 1", lambda r: r.mean >= 1.0),
     "gymnax/DeepSea-bsuite": ("at least gymnax-blines' 0", lambda r: r.mean >= 0.0),
     "gymnax/UmbrellaChain-bsuite": ("at least gymnax-blines' 1", lambda r: r.mean >= 1.0),
     "gymnax/FourRooms-misc": ("at least gymnax-blines' 1", lambda r: r.mean >= 1.0),
     "gymnax/MemoryChain-bsuite": ("at least gymnax-blines' 0.1", lambda r: r.mean >= 0.1),
+    "gymnax/Acrobot-v1": ("at least gymnax-blines' -80", lambda r: r.mean >= -80.0),
+    "gymnax/MountainCarContinuous-v0": ("at least gymnax-blines' 92", lambda r: r.mean >= 92.0),
+    "gymnax/SpaceInvaders-MinAtar": ("at least gymnax-blines' 131", lambda r: r.mean >= 131.0),
+    "gymnax/GaussianBandit-misc": ("at least gymnax-blines' 0", lambda r: r.mean >= 0.0),
     # JaxMARL's own IPPO script at its default settings (1e7 env steps) ends near -19.4 per agent (docs/baselines.md).
     "jaxmarl/MPE_simple_spread_v3": ("at least JaxMARL's IPPO return at its defaults", lambda r: r.mean >= -19.4),
     # The board games' ladder targets (docs/baselines.md, "Board baselines"), over the protocol's games from both seats.
