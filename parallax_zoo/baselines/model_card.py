@@ -38,6 +38,7 @@ def model_card(
     opponents: Mapping[str, Mapping[str, float]] | None = None,
     rating: Rating | None = None,
     held_out: Mapping[str, Mapping[str, float]] | None = None,
+    held_out_rating: Rating | None = None,
 ) -> str:
     """The Hub model card (README.md) of a policy folder, in the Hub's RL convention: tags and a `model-index`
     mean_reward.
@@ -47,7 +48,8 @@ def model_card(
     Zero-sum games add the record against each protocol opponent overall and
     per seat (`opponents`, as `EvalResult.opponents` holds it) and the policy's
     Elo `rating` on the anchored scale (docs/evaluation.md), and where measured the record against the
-    held-out players (`held_out`, as `EvalResult.held_out` holds it) in a section of its own.
+    held-out players (`held_out`, as `EvalResult.held_out` holds it) in a section of its own, with the Elo rating
+    those games alone give it (`held_out_rating`, `anchors.held_out_rating`).
     """
     for name, value in (("env_id", env_id), ("algorithm", algorithm)):
         if not isinstance(value, str) or not value or value.strip() != value or "\n" in value:
@@ -74,7 +76,7 @@ def model_card(
         ],
     }
     seed_text = str(seed) if seed is not None else "S"
-    games = opponents_section(opponents or {}, rating) + held_out_section(held_out or {})
+    games = opponents_section(opponents or {}, rating) + held_out_section(held_out or {}, held_out_rating)
     if folder is not None:
         return f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n\n" + _run_card(
             env_id, algorithm, score, episodes, description, Path(folder).as_posix(), seed_text, games
@@ -138,15 +140,23 @@ def opponents_section(opponents: Mapping[str, Mapping[str, float]], rating: Rati
     )
 
 
-def held_out_section(held_out: Mapping[str, Mapping[str, float]]) -> str:
-    """The card's table of games against the held-out players ("" where none were measured)."""
+def held_out_section(held_out: Mapping[str, Mapping[str, float]], rating: Rating | None = None) -> str:
+    """The card's table of games against the held-out players and the Elo rating they give ("" where none were
+    measured)."""
     if not held_out:
         return ""
-    return (
+    text = (
         "\n## Held-out opponents\n\n"
         "Players no training or fine-tuning ever seated, written apart from the ladder above; their games never "
-        'count in the score (docs/evaluation.md, "The held-out ladder").\n\n' + records_table(held_out)
+        'count in the score (docs/evaluation.md, "The held-out ladder").\n\n'
     )
+    if rating is not None:
+        text += (
+            f"Elo {rating.elo:.0f} (95% CI [{rating.low:.0f}, {rating.high:.0f}]) from these games alone, on the same "
+            "anchored scale: each held-out player holds the rating its games against the random player and the "
+            "ladder gave it.\n\n"
+        )
+    return text + records_table(held_out)
 
 
 def records_table(records: Mapping[str, Mapping[str, float]]) -> str:

@@ -2,6 +2,7 @@
 
     parallax-zoo maintain remeasure [ENV_ID ...]          # re-evaluate shipped baselines, rewrite eval.json, re-pin
     parallax-zoo maintain anchors [--write] [ENV_ID ...]  # fit the opponent ladder's Elo anchors again
+    parallax-zoo maintain anchors --held-out [--write] [ENV_ID ...]  # rate the held-out players on that scale
     parallax-zoo maintain fine-tune ENV_ID START OUT      # fine-tune a board baseline against the ladder
     parallax-zoo maintain batch [ENV_ID ...] [--namespace NS] [--pin]  # make many baselines, resumable
     parallax-zoo maintain random-scores [ENV_ID ...] [--namespace NS] [--write]  # the random player's scores
@@ -54,11 +55,31 @@ def _remeasure(args: argparse.Namespace) -> int:
 
 
 def _anchors(args: argparse.Namespace) -> int:
-    from parallax_zoo.judging.anchors import ANCHOR_GAMES, ANCHORS_FILE, anchored_envs, anchors_document, write_anchors
+    from parallax_zoo.catalogue import registry
+    from parallax_zoo.judging.anchors import (
+        ANCHOR_GAMES,
+        ANCHORS_FILE,
+        HELD_OUT_GAMES,
+        anchored_envs,
+        anchors_document,
+        held_out_document,
+        write_anchors,
+    )
 
-    games = ANCHOR_GAMES if args.games is None else args.games
-    document = anchors_document([resolve(env_id) for env_id in args.env_ids or anchored_envs()], games)
-    for env_id, fit in document["envs"].items():
+    if args.held_out:
+        env_ids = args.env_ids or [env_id for env_id in anchored_envs() if registry.spec(env_id).held_out]
+        try:
+            document = held_out_document(
+                [resolve(env_id) for env_id in env_ids], HELD_OUT_GAMES if args.games is None else args.games
+            )
+        except ValueError as error:
+            raise UserError(str(error)) from None
+        fits = {env_id: document["envs"][env_id]["held_out"] for env_id in env_ids}
+    else:
+        games = ANCHOR_GAMES if args.games is None else args.games
+        document = anchors_document([resolve(env_id) for env_id in args.env_ids or anchored_envs()], games)
+        fits = document["envs"]
+    for env_id, fit in fits.items():
         for name, rating in sorted(fit["ratings"].items(), key=lambda item: item[1]["elo"]):
             print(f"{env_id:16} {name:12} {rating['elo']:7.1f}  95% CI [{rating['low']:.1f}, {rating['high']:.1f}]")
     if args.write:
@@ -160,7 +181,14 @@ def add_maintain_command(commands: Any) -> None:
         "--games",
         type=int,
         default=None,
-        help="games per pair (default: the shipped fit's, `judging.anchors.ANCHOR_GAMES`)",
+        help="games per pair (default: the shipped fit's, `judging.anchors.ANCHOR_GAMES`, or with --held-out "
+        "`HELD_OUT_GAMES`)",
+    )
+    anchors.add_argument(
+        "--held-out",
+        action="store_true",
+        help="rate the held-out players against the ladder's fixed ratings, the ladder's fit kept (default: every "
+        "game with held-out players)",
     )
     anchors.add_argument(
         "--write", action="store_true", help="write the fit to parallax_zoo/judging/ladder_anchors.json (else print it)"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import jax
@@ -192,16 +192,19 @@ def round_robin(
     entrants: Mapping[str, Player | str],
     episodes: int | None = None,
     seed_offset: int = 1000,
+    pairs: Sequence[tuple[str, str]] | None = None,
 ) -> dict[tuple[str, str], MatchRecord]:
-    """Every pair of entrants plays `episodes` games (both seats equally) in `env` under its spec's protocol.
+    """Every pair of entrants plays `episodes` games (both seats equally) in `env` under its spec's protocol; with
+    `pairs`, those pairs of entrants alone.
 
-    Pair `k` (in sorted order) plays from the key the protocol's root seed folds with `seed_offset + k`.
+    Pair `k` (in sorted order, or in the order of `pairs`) plays from the key the protocol's root seed folds with
+    `seed_offset + k`.
     """
     fixed = protocol(env_spec)
     count = episodes or fixed.episodes
     players = {name: as_player(env, policy, fixed.greedy) for name, policy in entrants.items()}
     records = {}
-    pairs = list(itertools.combinations(sorted(players), 2))
+    pairs = list(itertools.combinations(sorted(players), 2)) if pairs is None else list(pairs)
     with progress.bar(f"{env_spec.id}: round robin of {len(players)} players", count * len(pairs), "games") as shown:
         for index, (a, b) in enumerate(pairs):
             shown.set_postfix_str(f"{a} vs {b} ({index + 1} of {len(pairs)} pairs)")

@@ -3,9 +3,9 @@
 Compiling is most of the suite's time on a CPU; at this level the suite takes a third less time (docs/development.md),
 and the programs run the same operations, so every behaviour a test checks is the same. Their floating-point results
 may differ in the last bits: at this level LLVM does not fuse a multiply and an add into one FMA instruction, which
-rounds once (an earlier Acrobot-v1 baseline scored -81.82 instead of its pinned -81.46, as it does on a CPU without FMA). So a
-test that compares a result with one pinned from a run at XLA's default level (a shipped baseline's reference score)
-computes it in a process that compiles as users do: `default_compile_environment`.
+rounds once (an earlier Acrobot-v1 baseline scored -81.82 instead of its pinned -81.46, as it does on a CPU without
+FMA). So a test that compares a result with one pinned from a run at XLA's default level (a shipped baseline's
+reference score) computes it in a process that compiles as users do: `default_compile_environment`.
 """
 
 from __future__ import annotations

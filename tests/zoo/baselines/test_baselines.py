@@ -200,7 +200,10 @@ TARGETS: dict[str, tuple[str, Any]] = {
     "gymnax/Acrobot-v1": ("at least gymnax-blines' -80", lambda r: r.mean >= -80.0),
     "gymnax/MountainCarContinuous-v0": ("at least gymnax-blines' 92", lambda r: r.mean >= 92.0),
     "gymnax/SpaceInvaders-MinAtar": ("at least gymnax-blines' 131", lambda r: r.mean >= 131.0),
+    "gymnax/Freeway-MinAtar": ("at least gymnax-blines' 58", lambda r: r.mean >= 58.0),
     "gymnax/GaussianBandit-misc": ("at least gymnax-blines' 0", lambda r: r.mean >= 0.0),
+    "gymnax/DiscountingChain-bsuite": ("at least gymnax-blines' 1.1", lambda r: r.mean >= 1.1 - 1e-6),
+    "gymnax/MountainCar-v0": ("at least gymnax-blines' -118", lambda r: r.mean >= -118.0),
     # JaxMARL's own IPPO script at its default settings (1e7 env steps) ends near -19.4 per agent (docs/baselines.md).
     "jaxmarl/MPE_simple_spread_v3": ("at least JaxMARL's IPPO return at its defaults", lambda r: r.mean >= -19.4),
     # The board games' ladder targets (docs/baselines.md, "Board baselines"), over the protocol's games from both seats.
@@ -294,6 +297,12 @@ def test_the_baselines_reproduced_by_default_are_shipped() -> None:
     assert REPRODUCED_BY_DEFAULT <= set(SHIPPED), sorted(REPRODUCED_BY_DEFAULT - set(SHIPPED))
 
 
+PHYSICS_TOLERANCE = 1e-5
+"""How far a physics engine's score may move between CPUs: 1000 steps of float32 dynamics carry a last-bit difference
+in the code XLA compiles for each CPU into the return; brax/inverted_double_pendulum read 9354.649 on an AMD EPYC with
+AVX2 against its pinned 9354.636 (1.4e-6 relative), inside its 95% interval [9354.611, 9354.663]."""
+
+
 @pytest.mark.parametrize("folder", slow_except(SHIPPED, REPRODUCED_BY_DEFAULT))
 def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(
     folder: str, reproduced: dict[str, Any]
@@ -305,7 +314,8 @@ def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_
     result = EvalResult.from_json(reproduced[folder])
     reference = parallax_zoo.spec(env_id).reference_score
     assert reference is not None
-    assert result.mean == pytest.approx(reference, rel=1e-6, abs=1e-6)
+    physics = env_id.startswith(("brax/", "playground/"))
+    assert result.mean == pytest.approx(reference, rel=PHYSICS_TOLERANCE if physics else 1e-6, abs=1e-6)
     if env_id in TARGETS:
         target, met = TARGETS[env_id]
         assert met(result), f"{env_id} misses its target ({target}): mean {result.mean}, {result.opponents}"
@@ -383,7 +393,7 @@ ZERO_SUM_SHIPPED = [
 def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per_seat(folder: str) -> None:
     from parallax_zoo.baselines.model_card import model_card
     from parallax_zoo.baselines.training import card_description, card_notes
-    from parallax_zoo.judging.anchors import anchored_rating
+    from parallax_zoo.judging.anchors import anchored_rating, held_out_rating
     from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, protocol
 
     shipped = hub.mirror_root() / folder
@@ -407,6 +417,13 @@ def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per
     config = checkpoint.load_config(shipped / "config.yaml")
     in_protocol_order = {name: result.opponents[name] for name in protocol(parallax_zoo.spec(folder)).opponents}
     held_out = record.get("held_out", {})  # the held-out ladder's games, where measured, in registry.yaml's order
+    held_out_elo = held_out_rating(result)  # the rating those games give, where the held-out players have a fit
+    assert (held_out_elo is None) == ("held_out_elo" not in record)
+    if held_out_elo is not None:
+        assert record["held_out_elo"] == pytest.approx(
+            {"elo": held_out_elo.elo, "low": held_out_elo.low, "high": held_out_elo.high, "games": held_out_elo.games}
+        )
+        assert f"Elo {held_out_elo.elo:.0f} (95% CI [{held_out_elo.low:.0f}, {held_out_elo.high:.0f}]) from" in card
     assert card == model_card(
         folder,
         checkpoint.config_to_dict(config)["algorithm"],
@@ -419,6 +436,7 @@ def test_a_zero_sum_baselines_card_shows_its_anchored_elo_and_every_opponent_per
         opponents=in_protocol_order,
         rating=rating,
         held_out={name: record["held_out"][name] for name in parallax_zoo.spec(folder).held_out if name in held_out},
+        held_out_rating=held_out_elo,
     ), "the card is what the card writer makes of eval.json"
 
 

@@ -14,11 +14,13 @@ from parallax_zoo.catalogue.registry import resolve
 from parallax_zoo.judging.anchors import (
     ANCHOR_GAMES,
     ANCHORS_FILE,
+    HELD_OUT_GAMES,
     StaleAnchorsError,
     anchored_envs,
     anchored_rating,
     anchoring_fit,
     load_anchors,
+    load_held_out_anchors,
 )
 from parallax_zoo.judging.evaluation import PROTOCOL_VERSION, EvalResult, protocol
 from parallax_zoo.judging.ratings import MatchRecord, Rating, UnanchoredPlayersError, fit_ratings
@@ -100,6 +102,25 @@ def test_the_shipped_anchors_cover_every_ladder_player_and_come_from_their_recor
     )
     assert min(ratings["Othello-v0"]["positional"], ratings["Othello-v0"]["mobility"]) > 1000
     assert ratings["TicTacToe-v0"]["perfect"] > 1000
+
+
+def test_the_shipped_held_out_fit_rates_every_held_out_player_from_its_games_with_the_ladder_fixed() -> None:
+    document = json.loads(ANCHORS_FILE.read_text())
+    fitted = {env_id for env_id, fit in document["envs"].items() if "held_out" in fit}
+    assert "ConnectFour-v0" in fitted
+    for env_id in fitted:
+        section, ladder = document["envs"][env_id]["held_out"], load_anchors(env_id)
+        assert set(section["ratings"]) == set(parallax_zoo.spec(env_id).held_out)
+        records = {tuple(r["players"]): MatchRecord(r["wins"], r["draws"], r["losses"]) for r in section["records"]}
+        assert set(records) == {(held, fixed) for held in section["ratings"] for fixed in ladder}
+        assert all(record.games == section["games_per_pair"] == HELD_OUT_GAMES for record in records.values())
+        refit = fit_ratings(records, ladder)
+        assert {name: rating["elo"] for name, rating in section["ratings"].items()} == pytest.approx(
+            {name: refit[name].elo for name in section["ratings"]}
+        )
+        assert {name: r.elo for name, r in load_held_out_anchors(env_id).items()} == pytest.approx(
+            {name: rating["elo"] for name, rating in section["ratings"].items()}
+        )
 
 
 @pytest.mark.parametrize(
