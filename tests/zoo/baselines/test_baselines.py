@@ -201,6 +201,7 @@ TARGETS: dict[str, tuple[str, Any]] = {
     "gymnax/MountainCarContinuous-v0": ("at least gymnax-blines' 92", lambda r: r.mean >= 92.0),
     "gymnax/SpaceInvaders-MinAtar": ("at least gymnax-blines' 131", lambda r: r.mean >= 131.0),
     "gymnax/Freeway-MinAtar": ("at least gymnax-blines' 58", lambda r: r.mean >= 58.0),
+    "gymnax/Breakout-MinAtar": ("at least gymnax-blines' 28", lambda r: r.mean >= 28.0),
     "gymnax/GaussianBandit-misc": ("at least gymnax-blines' 0", lambda r: r.mean >= 0.0),
     "gymnax/DiscountingChain-bsuite": ("at least gymnax-blines' 1.1", lambda r: r.mean >= 1.1 - 1e-6),
     "gymnax/MountainCar-v0": ("at least gymnax-blines' -118", lambda r: r.mean >= -118.0),
