@@ -1,13 +1,14 @@
-"""How well gymnax Pendulum-v1 can be played: a near-optimal controller's protocol score, the ceiling a baseline meets.
+"""How well gymnax Pendulum-v1 can be played: a near-optimal controller's protocol score, a floor under the optimum.
 
 Finite-horizon value iteration over a grid of (angle, angular velocity), the
-value between grid points read bilinearly, for the 200 steps of an episode;
-the controller then plays the protocol's own 128 starts with the env's exact
-dynamics, choosing each torque among 401 levels by one step of look-ahead on
-that value. It is a controller, so its score is one a policy can reach: a
-lower bound on the optimum, which finer grids approach from below. It also
-plays many uniformly drawn starts, the expected score over the env's start
-distribution (docs/baselines.md, "Baselines re-made with settings of their own").
+value between grid points read bilinearly, for the 200 steps of an episode.
+The controller then plays the protocol's own 128 episodes through the env's
+own `step`, choosing each torque among 401 levels by one step of look-ahead
+on that value (its grid model, the same equations, only chooses). It is a
+controller, so its score is one a policy can reach: a lower bound on the
+optimum, which finer grids approach from below. It also plays many uniformly
+drawn starts, the expected score over the env's start distribution
+(docs/baselines.md, "Baselines re-made with settings of their own").
 
     python benchmarks/pendulum_optimum.py [--angles 361] [--speeds 321] [--torques 41] [--starts 8192]
 """
@@ -21,6 +22,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 import parallax_zoo
+from parallax.core import State
 from parallax.wrappers import VmapWrapper
 from parallax_zoo.judging.evaluation import protocol
 
@@ -36,10 +38,9 @@ def wrap(angle: Array) -> Array:
     return ((angle + jnp.pi) % (2 * jnp.pi)) - jnp.pi
 
 
-def controller_returns(
-    angles: int, speeds: int, torques: int, theta: Float[Array, " n"], theta_dot: Float[Array, " n"]
-) -> Float[Array, " n"]:
-    """The return of the grid controller from each start (`theta`, `theta_dot`) over one episode."""
+def controller_returns(angles: int, speeds: int, torques: int, envs: VmapWrapper, starts: State) -> Float[Array, " n"]:
+    """The return of the grid controller in each of the batched env's episodes from `starts`, played by the env's own
+    `step` (the grid model only chooses the torques)."""
     params = parallax_zoo.make(ENV_ID).params  # pyright: ignore[reportAttributeAccessIssue]
     max_speed = float(params.max_speed)
     grid_angles = jnp.linspace(-jnp.pi, jnp.pi, angles, endpoint=False)
@@ -78,21 +79,29 @@ def controller_returns(
     to_go = jnp.concatenate([jnp.zeros((1, angles, speeds)), values])  # to_go[k]: the value with k steps left
     choices = jnp.linspace(-params.max_torque, params.max_torque, CHOICES)
 
-    def play(angle: Array, speed: Array) -> Array:
-        def act(carry: tuple[Array, Array], t: Array) -> tuple[tuple[Array, Array], Array]:
-            angle, speed = carry
-            ahead_angle, ahead_speed, ahead_reward = step(angle, speed, choices)
-            score = ahead_reward + value_at(to_go[HORIZON - t - 1], ahead_angle, ahead_speed)
-            angle, speed, reward = step(angle, speed, choices[jnp.argmax(score)])
-            return (angle, speed), reward
+    def choose(to_go_now: Array, angle: Array, speed: Array) -> Array:
+        """The torque whose next state's reward and value are highest."""
+        ahead_angle, ahead_speed, ahead_reward = step(angle, speed, choices)
+        return choices[jnp.argmax(ahead_reward + value_at(to_go_now, ahead_angle, ahead_speed))]
 
-        return jax.lax.scan(act, (angle, speed), jnp.arange(HORIZON))[1].sum()
+    def act(states: State, t: Array) -> tuple[State, Array]:
+        pendulum = states.env_state
+        torque = jax.vmap(choose, in_axes=(None, 0, 0))(to_go[HORIZON - t - 1], pendulum.theta, pendulum.theta_dot)
+        states = envs.step(states, torque[:, None])
+        return states, states.reward
 
-    return jax.jit(jax.vmap(play))(theta, theta_dot)
+    @jax.jit
+    def play(states: State) -> tuple[Array, Array]:
+        final, rewards = jax.lax.scan(act, states, jnp.arange(HORIZON))
+        return rewards.sum(axis=0), final.termination | final.truncation
+
+    returns, ended = play(starts)
+    assert bool(ended.all()), "every episode ends at the env's time limit"
+    return returns
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="How well gymnax Pendulum-v1 can be played.")
     parser.add_argument("--angles", type=int, default=361, help="grid points of the angle")
     parser.add_argument("--speeds", type=int, default=321, help="grid points of the angular velocity")
     parser.add_argument("--torques", type=int, default=41, help="torque levels of each backup")
@@ -101,11 +110,10 @@ def main() -> None:
     env = parallax_zoo.make(ENV_ID)
     fixed = protocol(parallax_zoo.spec(ENV_ID))
     reset_key, _ = jax.random.split(jax.random.key(fixed.root_seed))  # as `rollout.play_episodes` splits it
-    starts = VmapWrapper(env, fixed.episodes).reset(key=reset_key).env_state
-    drawn = VmapWrapper(env, args.starts).reset(key=jax.random.key(1)).env_state
     grid = (args.angles, args.speeds, args.torques)
-    on_protocol = controller_returns(*grid, starts.theta, starts.theta_dot)
-    expected = controller_returns(*grid, drawn.theta, drawn.theta_dot)
+    protocol_envs, drawn_envs = VmapWrapper(env, fixed.episodes), VmapWrapper(env, args.starts)
+    on_protocol = controller_returns(*grid, protocol_envs, protocol_envs.reset(key=reset_key))
+    expected = controller_returns(*grid, drawn_envs, drawn_envs.reset(key=jax.random.key(1)))
     print(f"grid {args.angles} angles x {args.speeds} speeds x {args.torques} torques")
     print(f"the protocol's {fixed.episodes} starts: mean {float(on_protocol.mean()):.2f}")
     print(
