@@ -54,7 +54,7 @@ from parallax_zoo.catalogue.registry import EnvSpec
 from parallax_zoo.errors import UserError
 from parallax_zoo.judging import random_scores
 from parallax_zoo.judging.anchors import anchored_rating, held_out_rating
-from parallax_zoo.judging.evaluation import EvalResult, evaluate, protocol
+from parallax_zoo.judging.evaluation import evaluate, protocol
 from parallax_zoo.judging.ratings import Rating
 from parallax_zoo.judging.seed_statistics import SeedStatistics, over_seeds
 from parallax_zoo.locking import LockTimeout, exclusive_lock, lock_beside
@@ -598,10 +598,10 @@ def write_evaluation(
     record = {**evaluated.to_dict(), "training_seeds": training_seeds, "policy_seed": policy_seed}
     if not held_out and previous.get("held_out"):
         record["held_out"] = previous["held_out"]
-    held_out_elo = held_out_rating(EvalResult.from_json(record))
+    held_out_elo = held_out_rating(dataclasses.replace(evaluated, held_out=record.get("held_out") or {}))
     for name, value in (("elo", rating), ("held_out_elo", held_out_elo)):
         if value is not None:
-            record[name] = {"elo": value.elo, "low": value.low, "high": value.high, "games": value.games}
+            record[name] = value.to_json()
     notes = {"play_note": play_description(env, saved), "training_note": training}
     record |= {key: note for key, note in notes.items() if note}
     write_record(env_spec.id, folder, record, official, shown_as)
@@ -644,8 +644,7 @@ def write_record(
         record["held_out"] = in_order(record["held_out"], registry.spec(env_id).held_out)
     config = checkpoint.load_config(folder / checkpoint.CONFIG_FILE)
     rating, held_out_elo = (
-        None if elo is None else Rating(float(elo["elo"]), float(elo["low"]), float(elo["high"]), int(elo["games"]))
-        for elo in (record.get("elo"), record.get("held_out_elo"))
+        None if elo is None else Rating.from_json(elo) for elo in (record.get("elo"), record.get("held_out_elo"))
     )
     card = model_card(
         env_id,

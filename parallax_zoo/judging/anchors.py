@@ -94,9 +94,7 @@ def held_out_fit(
 def _fit_section(ratings: Mapping[str, Rating], records: Mapping[tuple[str, str], MatchRecord]) -> dict[str, Any]:
     """A fit as the anchors file keeps it: each player's rating and the games it came from."""
     return {
-        "ratings": {
-            name: {"elo": r.elo, "low": r.low, "high": r.high, "games": r.games} for name, r in ratings.items()
-        },
+        "ratings": {name: rating.to_json() for name, rating in ratings.items()},
         "records": [
             {"players": list(pair), "wins": r.wins, "draws": r.draws, "losses": r.losses} for pair, r in records.items()
         ],
@@ -166,10 +164,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _fixed_ratings(section: Mapping[str, Any]) -> dict[str, Rating]:
     """A fit's ratings as anchors held fixed."""
-    return {
-        name: Rating(rating["elo"], rating["low"], rating["high"], rating["games"], anchor=True)
-        for name, rating in section.get("ratings", {}).items()
-    }
+    return {name: Rating.from_json(rating, anchor=True) for name, rating in section.get("ratings", {}).items()}
 
 
 def anchored_rating(result: EvalResult) -> Rating | None:
@@ -178,23 +173,26 @@ def anchored_rating(result: EvalResult) -> Rating | None:
     other games. Model cards show this rating."""
     if not result.protocol.zero_sum:
         return None
-    player = f"{result.policy} (rated)"
     fixed = {opponent: record for opponent, record in result.opponents.items() if opponent != BASELINE}
-    games = recorded_matches([dataclasses.replace(result, policy=player, opponents=fixed)])
-    return fit_ratings(games, load_anchors(result.env_id))[player]
+    return _rated(result, fixed, load_anchors(result.env_id))
 
 
 def held_out_rating(result: EvalResult, path: str | Path = ANCHORS_FILE) -> Rating | None:
     """A zero-sum result's policy rated on the anchored scale from its games against the held-out players alone,
     their ratings held fixed (`load_held_out_anchors`); None where it has no such games or they have no fit. Read
     beside `anchored_rating`, it shows how far the ladder's rating carries to players the policy never met."""
+    if not result.protocol.zero_sum or not result.held_out:
+        return None
     fixed = load_held_out_anchors(result.env_id, path)
     games = {name: record for name, record in result.held_out.items() if name in fixed}
-    if not result.protocol.zero_sum or not games:
-        return None
+    return _rated(result, games, {name: fixed[name] for name in games}) if games else None
+
+
+def _rated(result: EvalResult, games: Mapping[str, Any], anchors: Mapping[str, Rating]) -> Rating:
+    """`result`'s policy rated from its records in `games` (opponent -> record), those opponents' `anchors` fixed."""
     player = f"{result.policy} (rated)"
-    matches = recorded_matches([dataclasses.replace(result, policy=player, opponents=games)])
-    return fit_ratings(matches, {name: fixed[name] for name in games})[player]
+    matches = recorded_matches([dataclasses.replace(result, policy=player, opponents=dict(games))])
+    return fit_ratings(matches, anchors)[player]
 
 
 def write_anchors(document: dict[str, Any], path: str | Path = ANCHORS_FILE) -> Path:

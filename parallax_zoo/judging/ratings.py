@@ -17,6 +17,7 @@ import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import numpy as np
@@ -65,6 +66,15 @@ class Rating:
 
     def __str__(self) -> str:
         return f"{self.elo:.0f} [{self.low:.0f}, {self.high:.0f}]"
+
+    def to_json(self) -> dict[str, float | int]:
+        """The rating as eval.json and the anchors file keep it."""
+        return {"elo": self.elo, "low": self.low, "high": self.high, "games": self.games}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], anchor: bool = False) -> Rating:
+        """A rating kept by `to_json`; `anchor` holds it fixed in a fit."""
+        return cls(float(data["elo"]), float(data["low"]), float(data["high"]), int(data["games"]), anchor=anchor)
 
 
 class UnanchoredPlayersError(ValueError):
