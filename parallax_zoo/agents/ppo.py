@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -299,8 +299,13 @@ def make_optimizer(config: PPOConfig, num_params: int = 0) -> optax.GradientTran
     return optax.flatten(optimizer) if num_params <= FLAT_OPTIMIZER_MAX_PARAMS else optimizer
 
 
-def shuffled_rows(batch: Batch, key: PRNGKeyArray, config: PPOConfig) -> Batch:
-    """The batch's `num_envs * num_steps` rows in a random order, as `[num_minibatches, rows, ...]`."""
+Rows = TypeVar("Rows")
+"""A pytree of trajectory-shaped leaves, such as a `Batch`."""
+
+
+def shuffled_rows(batch: Rows, key: PRNGKeyArray, config: PPOConfig) -> Rows:
+    """The batch's `num_envs * num_steps` rows (any pytree of `[num_steps, num_envs, ...]` leaves) in a random
+    order, as `[num_minibatches, rows, ...]`."""
     size = config.num_envs * config.num_steps
     order = permutation(key, size)
     return jax.tree_util.tree_map(

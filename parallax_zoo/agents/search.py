@@ -121,18 +121,24 @@ class SearchPlayer:
 
         `greedy=False` samples the root's Gumbel noise at scale 1 whatever the settings say, for varied play.
         """
-        if slots.action_mask is None:
-            raise ValueError(
-                "SearchPlayer plays turn-based board games, whose states carry action masks; this one has none"
-            )
+        action, _ = self.searched_slots(slots, key, self.settings.gumbel_scale if greedy else 1.0)
+        return action, jnp.zeros(action.shape), self.value(slots)
+
+    def searched_slots(self, slots: Slots, key: PRNGKeyArray, gumbel_scale: float) -> tuple[Array, Array]:
+        """Every slot's action `[*batch, agents]` (the searched move for the slot to move, the no-op for the
+        waiting one) and the search's improved policy over the mover's actions `[*batch, actions]` (mctx's
+        `action_weights`, what AlphaZero training learns from)."""
         batch = slots.active.shape[:-1]
+        masks = action_masks_of(slots)
         positions = slots.global_observation.reshape(-1, slots.global_observation.shape[-1])
-        gumbel_scale = self.settings.gumbel_scale if greedy else 1.0
-        move = self.search(positions[:, :-1].astype(jnp.int8), positions[:, -1].astype(jnp.int32), key, gumbel_scale)
-        mask = slots.action_mask.reshape(move.shape[0], -1, self.game.num_actions)
+        output = self.search_output(
+            positions[:, :-1].astype(jnp.int8), slot_to_move(slots).reshape(-1), key, gumbel_scale
+        )
+        move = jnp.asarray(output.action, jnp.int32)
+        mask = masks.reshape(move.shape[0], -1, self.game.num_actions)
         legal = jnp.take_along_axis(mask, move[:, None, None], axis=-1)[..., 0]
         action = jnp.where(legal, move[:, None], self.game.num_actions - 1).reshape(*batch, -1)
-        return action, jnp.zeros(action.shape), self.value(slots)
+        return action, output.action_weights.reshape(*batch, self.game.num_actions)
 
     def value(self, slots: Slots) -> Array:
         return self.policy.value(slots)
@@ -151,6 +157,16 @@ class SearchPlayer:
 
         `gumbel_scale` overrides the settings' root noise.
         """
+        return jnp.asarray(self.search_output(cells, to_move, key, gumbel_scale).action, jnp.int32)
+
+    def search_output(
+        self,
+        cells: Int[Array, "games cells"],
+        to_move: Int[Array, " games"],
+        key: PRNGKeyArray,
+        gumbel_scale: float | None = None,
+    ) -> Any:
+        """`search`'s whole `mctx.PolicyOutput`: the move (`action`) and the improved policy (`action_weights`)."""
         roots = jax.vmap(lambda c, t: self.game.position(c, t, key=jax.random.key(0)))(cells, to_move)
         prior, value = self.evaluate(roots)
         mover_mask = jnp.take_along_axis(action_masks(roots), to_move[:, None, None], axis=1)[:, 0]
@@ -158,7 +174,7 @@ class SearchPlayer:
         mover_mask = jnp.where(jnp.any(mover_mask, axis=-1, keepdims=True), mover_mask, no_op_only)
         mover_mask = self.tactical_moves(roots, mover_mask)
         mctx = search_library()
-        output = mctx.gumbel_muzero_policy(
+        return mctx.gumbel_muzero_policy(
             params=(),
             rng_key=key,
             root=mctx.RootFnOutput(prior_logits=prior, value=value, embedding=roots),
@@ -168,7 +184,6 @@ class SearchPlayer:
             max_num_considered_actions=min(self.settings.considered_actions, self.game.num_actions),
             gumbel_scale=self.settings.gumbel_scale if gumbel_scale is None else gumbel_scale,
         )
-        return jnp.asarray(output.action, jnp.int32)
 
     def evaluate(self, states: MARLState) -> tuple[Float[Array, "games actions"], Float[Array, " games"]]:
         """The network's prior logits (legal moves only) and value for the player to move; a finished game's value is
@@ -240,12 +255,27 @@ def searched_env_action(player: SearchPlayer, slots: Slots, key: PRNGKeyArray, g
     return player.env_action(player.act_slots(slots, key, greedy)[0])
 
 
+def slot_to_move(slots: Slots) -> Int[Array, " *batch"]:
+    """The slot whose turn it is in each board position: a board's global observation is its cells, then the
+    mover (`SearchGame.position`)."""
+    return slots.global_observation[..., -1].astype(jnp.int32)
+
+
 def search_library() -> Any:
     """DeepMind's `mctx`, imported when a search first runs (the `train` extra); typed `Any`, as its chex dataclasses
     have no typed constructors."""
     import mctx
 
     return mctx
+
+
+def action_masks_of(slots: Slots) -> Array:
+    """The `[*batch, agents, actions]` masks of board slots (a board game always sets them)."""
+    if slots.action_mask is None:
+        raise ValueError(
+            "SearchPlayer plays turn-based board games, whose states carry action masks; this one has none"
+        )
+    return slots.action_mask
 
 
 def action_masks(states: MARLState) -> Array:

@@ -31,7 +31,8 @@ from jax.sharding import Mesh
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import AnyEnv
-from parallax_zoo.agents import mappo, ppo
+from parallax_zoo.agents import alphazero, mappo, ppo
+from parallax_zoo.agents.alphazero import AlphaZeroConfig
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.player_factories import training_opponent
@@ -143,7 +144,9 @@ def segmented_training(
     snapshot matches left out: they never change the train state), vmapped over a leading seed axis and cut
     into segments. `opponent` is the player a `MAPPOConfig`'s `opponent` names; with a `mesh`, each seed's env
     batch is split across its devices (docs/scaling.md)."""
-    if isinstance(config, MAPPOConfig):
+    if isinstance(config, AlphaZeroConfig):
+        pieces = alphazero.training(config, env, mesh=mesh, opponent=opponent)
+    elif isinstance(config, MAPPOConfig):
         pieces = mappo.training(config, env, mesh=mesh, opponent=opponent)
     elif opponent is not None:
         raise ValueError("segmented_training: only a MAPPOConfig seats an opponent")
@@ -267,6 +270,8 @@ def card_description(
     """The model card's summary of how the weights were trained (seed `policy_seed`'s, default the first) and, for
     games, how they play."""
     algorithm = "MAPPO" if isinstance(config, MAPPOConfig) else "PPO"
+    if isinstance(config, AlphaZeroConfig):
+        algorithm = f"AlphaZero (self-play with {config.simulations}-simulation Gumbel MuZero search at every move)"
     trained = f"seeds {seeds} vmapped; these are seed {seeds[0] if policy_seed is None else policy_seed}'s weights"
     text = (
         f"{algorithm} trained {config.total_timesteps:,} env steps per seed on {config.num_envs} envs x "

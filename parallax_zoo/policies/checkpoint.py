@@ -28,6 +28,7 @@ from safetensors.numpy import save_file
 
 from parallax.core import AnyEnv
 from parallax.version import package_versions
+from parallax_zoo.agents.alphazero import AlphaZeroConfig
 from parallax_zoo.agents.mappo import MAPPOConfig
 from parallax_zoo.agents.normalizer import ObsNormalizer
 from parallax_zoo.agents.policy import Policy
@@ -38,7 +39,7 @@ from parallax_zoo.errors import UserError
 
 MODEL_FILE = "model.safetensors"
 CONFIG_FILE = "config.yaml"
-ALGORITHMS: dict[str, type[PPOConfig]] = {"ppo": PPOConfig, "mappo": MAPPOConfig}
+ALGORITHMS: dict[str, type[PPOConfig]] = {"ppo": PPOConfig, "mappo": MAPPOConfig, "alphazero": AlphaZeroConfig}
 
 
 class CheckpointError(UserError, ValueError):
