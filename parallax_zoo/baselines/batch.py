@@ -19,6 +19,7 @@ from parallax_zoo.baselines.training import (
     EVAL_FILE,
     is_pinned_folder,
     resolve_config,
+    resolve_search,
     run_env_id,
     seed_folders,
     train_baseline,
@@ -116,6 +117,7 @@ def _train_one(
             progress=False,
             pin=pin,
             allow_random_level=allow_random_level,
+            search=resolve_search(env_id),
         )
     except Exception as error:  # one id's problem, said in one line; the batch goes on (Ctrl-C still stops it)
         message = str(error).splitlines()[0] if str(error) else ""

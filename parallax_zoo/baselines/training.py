@@ -395,6 +395,7 @@ def train_baseline(
     mesh: Mesh | None = None,
     random_scores_path: str | os.PathLike[str] | None = None,
     allow_random_level: bool = False,
+    search: SearchSettings | None = None,
 ) -> Path:
     """Train `seeds` seeds (`seed`, `seed + 1`, ...) on `env` (the env of `env_spec`), each saved in its folder
     (`seed_folders`); returns seed `seed`'s.
@@ -411,6 +412,8 @@ def train_baseline(
     (`check_beats_random`), unless `allow_random_level` (an env where random play is already optimal); so is one
     whose evaluation saw an episode that had not ended (`check_episodes_end`).
     A non-empty folder that is not an earlier run of `env_id` is refused unless `force` (`check_output_folder`).
+    `search` is the play-time search the weights are saved with (config.yaml's `search:`); default the `search:`
+    section of the config file `config` names (none where `config` is a config object: pass it then).
     With a `mesh` over the devices of several processes (`processes.join_processes`), every process trains and
     process 0 alone checks, locks and writes the folders.
     """
@@ -422,7 +425,7 @@ def train_baseline(
     opponent = None
     if isinstance(resolved, MAPPOConfig) and resolved.opponent:
         opponent = training_opponent(env_spec, env, resolved.opponent)
-    search = resolve_search(env_id, config)
+    search = search if search is not None else resolve_search(env_id, config)
     seed_list = [seed + i for i in range(seeds)]
     folders = seed_folders(env_id, folder, seed_list)
     writer = writes_files()

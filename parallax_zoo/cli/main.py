@@ -263,7 +263,13 @@ def _push(args: argparse.Namespace) -> int:
 
 def _train(args: argparse.Namespace) -> int:
     from parallax_zoo.baselines.gpu_tier import GPU_CONFIGS, TIER_FILE, gpu_config, gpu_tier
-    from parallax_zoo.baselines.training import config_path, resolve_config, seed_folders, train_baseline
+    from parallax_zoo.baselines.training import (
+        config_path,
+        resolve_config,
+        resolve_search,
+        seed_folders,
+        train_baseline,
+    )
 
     if args.tier == "gpu" and args.config is not None:
         raise UserError("--tier gpu and --config both choose the hyperparameters: give one of them")
@@ -296,6 +302,7 @@ def _train(args: argparse.Namespace) -> int:
         force=args.force,
         mesh=mesh,
         allow_random_level=args.allow_random_level,
+        search=None if args.tier == "gpu" else resolve_search(args.env_id, args.config),
     )
     if not writer:
         print(f"{args.env_id}: process {jax.process_index()} trained its share; process 0 writes the folders")

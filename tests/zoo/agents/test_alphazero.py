@@ -15,8 +15,9 @@ from parallax_zoo.agents.alphazero import AlphaZeroConfig, self_play, training
 from parallax_zoo.agents.players import RandomPlayer
 from parallax_zoo.agents.policy import Policy
 from parallax_zoo.agents.ppo import vector_env
-from parallax_zoo.agents.search import SearchPlayer
+from parallax_zoo.agents.search import SearchPlayer, SearchSettings
 from parallax_zoo.policies import checkpoint
+from parallax_zoo.policies.loading import load_folder
 
 ENV = parallax_zoo.make("TicTacToe-v0")
 KEY = jax.random.key(0)
@@ -138,11 +139,12 @@ def test_thirty_updates_fit_the_network_to_what_the_search_teaches() -> None:
 
 @pytest.mark.slow
 def test_train_makes_an_alphazero_run_folder_whose_card_says_how_it_was_trained(tmp_path: Path) -> None:
-    """The batch training command runs AlphaZero as any trainer: the five files, the weights load, the card."""
+    """The batch training command runs AlphaZero as any trainer: the five files, the weights load with the config
+    file's play-time search, the card."""
     from parallax_zoo.cli.main import main
 
     config = dataclasses.replace(TINY, opponent="random", opponent_share=0.5, total_timesteps=64 * 2)
-    checkpoint.save_config(config, tmp_path / "az.yaml")
+    checkpoint.save_config(config, tmp_path / "az.yaml", SearchSettings(simulations=4, win_check=True))
     out = tmp_path / "run"
     assert main(["train", "TicTacToe-v0", "--config", str(tmp_path / "az.yaml"), "--out", str(out)]) == 0
     assert sorted(path.name for path in out.iterdir()) == sorted(
@@ -150,5 +152,7 @@ def test_train_makes_an_alphazero_run_folder_whose_card_says_how_it_was_trained(
     )
     _, loaded = checkpoint.load_network(out, ENV)
     assert loaded == dataclasses.replace(config, env_id="TicTacToe-v0")
+    agent = load_folder(out, ENV)
+    assert isinstance(agent, SearchPlayer) and agent.settings == SearchSettings(simulations=4, win_check=True)
     card = (out / "README.md").read_text()
     assert "AlphaZero (self-play with 8-simulation Gumbel MuZero search at every move) trained 128 env steps" in card
