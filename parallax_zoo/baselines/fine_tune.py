@@ -73,7 +73,8 @@ RECIPES: dict[str, tuple[Stage, ...]] = {
         Stage(("positional", "random", "mobility", "positional"), 0.9, 2**20, 1e-4),
     ),
 }
-"""The stages each shipped board baseline was fine-tuned with, from its earlier self-play weights."""
+"""The stages the board baselines were fine-tuned with, from their earlier self-play weights: Othello's shipped one, and
+ConnectFour's until AlphaZero replaced it (docs/baselines.md, "Board baselines")."""
 
 
 def stage_config(config: MAPPOConfig, stage: Stage) -> MAPPOConfig:

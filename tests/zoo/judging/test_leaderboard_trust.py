@@ -209,7 +209,7 @@ def test_the_baseline_joining_through_the_random_players_result_is_rated_from_it
     board = leaderboard([crafted(C4, RANDOM, random_games)])
     ratings = board.ratings[C4]
     recorded = json.loads((BASELINES / C4 / "eval.json").read_text())["opponents"]["tactical"]
-    assert recorded["win"] == 1.0  # the baseline beats the tactical player in every game of its eval.json
+    assert recorded["win"] > 0.9  # the baseline beats the tactical player in most games of its eval.json
     assert ratings[BASELINE].elo > ratings["tactical"].elo
     assert ratings[BASELINE].games == 256 + 4 * 256  # the random player's games with it, and its own
     random_row = next(row for row in board.rows if row.entrant == RANDOM)
