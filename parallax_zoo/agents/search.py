@@ -129,7 +129,7 @@ class SearchPlayer:
         waiting one) and the search's improved policy over the mover's actions `[*batch, actions]` (mctx's
         `action_weights`, what AlphaZero training learns from)."""
         batch = slots.active.shape[:-1]
-        masks = action_masks_of(slots)
+        masks = board_mask(slots.action_mask)
         positions = slots.global_observation.reshape(-1, slots.global_observation.shape[-1])
         output = self.search_output(
             positions[:, :-1].astype(jnp.int8), slot_to_move(slots).reshape(-1), key, gumbel_scale
@@ -269,18 +269,13 @@ def search_library() -> Any:
     return mctx
 
 
-def action_masks_of(slots: Slots) -> Array:
-    """The `[*batch, agents, actions]` masks of board slots (a board game always sets them)."""
-    if slots.action_mask is None:
-        raise ValueError(
-            "SearchPlayer plays turn-based board games, whose states carry action masks; this one has none"
-        )
-    return slots.action_mask
-
-
 def action_masks(states: MARLState) -> Array:
     """The `[games, agents, actions]` masks of board states (a board game always sets them)."""
-    mask = states.agents.action_mask
+    return board_mask(states.agents.action_mask)
+
+
+def board_mask(mask: Array | None) -> Array:
+    """`mask`, the action masks of board states or slots, with a clear error where there are none."""
     if mask is None:
         raise ValueError(
             "SearchPlayer plays turn-based board games, whose states carry action masks; this one has none"
