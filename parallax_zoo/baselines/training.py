@@ -15,6 +15,7 @@ else the default of the id's family (`families.py`).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import time
@@ -192,16 +193,21 @@ def train_seeds(
     progress: bool = True,
     opponent: Player | None = None,
     mesh: Mesh | None = None,
+    start: Policy | None = None,
 ) -> tuple[Policy, np.ndarray, SegmentedTraining]:
     """Train every seed at once; returns the policies (leading seed axis), the curve `[seeds, points]` and the run,
     as arrays of this process (`sharding.local_copy`).
 
     `opponent` is the player a `MAPPOConfig`'s `opponent` names (`player_factories.training_opponent`); a `mesh`
-    splits each seed's envs across its devices, those of every process after `processes.join_processes`."""
+    splits each seed's envs across its devices, those of every process after `processes.join_processes`. Every
+    seed starts from `start`'s weights (and observation normaliser) where given (`load_start`), else from its own
+    initialisation."""
     from tqdm import tqdm
 
     training = segmented_training(config, env, opponent, mesh)
     state = training.init(jnp.stack([jax.random.key(seed) for seed in seeds]))
+    if start is not None:
+        state = started_from(state, start, len(seeds))
     steps_per_segment = config.total_timesteps // training.count // (config.num_envs * config.num_steps)
     steps_per_segment *= config.num_envs * config.num_steps * len(seeds)
     returns = []
@@ -224,6 +230,29 @@ def train_seeds(
                 bar.update(steps_per_segment)
                 stop_if_interrupted()  # a Ctrl-C that a library swallowed still stops the run here
     return local_copy(training.policy(state)), np.concatenate(returns, axis=1), training
+
+
+def load_start(folder: str | os.PathLike[str], config: PPOConfig, env: AnyEnv) -> tuple[Policy, str]:
+    """The weights in policy folder `folder`, loaded into the network `config` builds for `env` (a different network
+    is refused, naming each tensor that does not fit), and the sentence the card records about them: a run can go on
+    from an earlier one (`train --init`, docs/baselines.md "AlphaZero")."""
+    model = Path(folder) / checkpoint.MODEL_FILE
+    if not model.is_file():
+        raise UserError(f"--init {folder}: no {checkpoint.MODEL_FILE} there; give a policy folder that `train` wrote")
+    data = model.read_bytes()
+    policy = checkpoint.policy_from_bytes(data, checkpoint.policy_shapes(config, env), str(model))
+    digest = hashlib.sha256(data).hexdigest()
+    return policy, f" It started from the weights of {folder} (model.safetensors sha256 {digest})."
+
+
+def started_from(state: TrainState, start: Policy, seeds: int) -> TrainState:
+    """`state` (leading seed axis) with every seed's params and observation normaliser replaced by `start`'s."""
+    stacked = jax.tree_util.tree_map(lambda leaf: jnp.stack([leaf] * seeds), start)
+    return dataclasses.replace(
+        state,
+        params=stacked.params,
+        normalizer=stacked.normalizer if state.normalizer is not None else None,
+    )
 
 
 def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: str, path: Path) -> None:
@@ -396,6 +425,7 @@ def train_baseline(
     random_scores_path: str | os.PathLike[str] | None = None,
     allow_random_level: bool = False,
     search: SearchSettings | None = None,
+    init: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Train `seeds` seeds (`seed`, `seed + 1`, ...) on `env` (the env of `env_spec`), each saved in its folder
     (`seed_folders`); returns seed `seed`'s.
@@ -415,7 +445,8 @@ def train_baseline(
     `search` is the play-time search the weights are saved with (config.yaml's `search:`); default the `search:`
     section of the config file `config` names (none where `config` is a config object: pass it then).
     With a `mesh` over the devices of several processes (`processes.join_processes`), every process trains and
-    process 0 alone checks, locks and writes the folders.
+    process 0 alone checks, locks and writes the folders. `init` names a policy folder whose weights every seed
+    starts from (`load_start`); the card records the folder and the weights' sha256.
     """
     if seeds < 1:
         raise ValueError(f"--seeds must be >= 1 (the number of seeds trained, each saved), got {seeds}")
@@ -426,6 +457,7 @@ def train_baseline(
     if isinstance(resolved, MAPPOConfig) and resolved.opponent:
         opponent = training_opponent(env_spec, env, resolved.opponent)
     search = search if search is not None else resolve_search(env_id, config)
+    initial, started = load_start(init, resolved, env) if init is not None else (None, "")
     seed_list = [seed + i for i in range(seeds)]
     folders = seed_folders(env_id, folder, seed_list)
     writer = writes_files()
@@ -437,13 +469,16 @@ def train_baseline(
             locks.enter_context(output_lock(target))
             staging.recover(target, is_pinned_folder(env_id, registry_path) if target.resolve() == mirror else None)
         start = time.perf_counter()
-        policies, returns, training = train_seeds(resolved, env, seed_list, progress and writer, opponent, mesh)
+        policies, returns, training = train_seeds(
+            resolved, env, seed_list, progress and writer, opponent, mesh, initial
+        )
         if not writer:
             return folder
         minutes = (time.perf_counter() - start) / 60
         note = f" Training took {minutes:.1f} min of wall time on {os.cpu_count()} CPU cores."
         if jax.process_count() > 1:
             note = note[:-1] + f" in each of {jax.process_count()} processes, {len(jax.devices())} devices in all."
+        note += started
         staged: dict[int, Path] = {}
         for index, (number, target) in enumerate(folders.items()):
             staged[number] = locks.enter_context(staging.staged_beside(target))  # removed before the locks go

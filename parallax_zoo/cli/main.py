@@ -303,6 +303,7 @@ def _train(args: argparse.Namespace) -> int:
         mesh=mesh,
         allow_random_level=args.allow_random_level,
         search=None if args.tier == "gpu" else resolve_search(args.env_id, args.config),
+        init=args.init,
     )
     if not writer:
         print(f"{args.env_id}: process {jax.process_index()} trained its share; process 0 writes the folders")
@@ -577,6 +578,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="cpu",
         help="gpu: the GPU tier's hyperparameters for the ids that do not train on a CPU in budget "
         "(docs/baselines.md, 'The GPU tier'); default cpu, the shipped or family config",
+    )
+    train.add_argument(
+        "--init",
+        default=None,
+        metavar="FOLDER",
+        help="start every seed from the weights of the policy folder FOLDER (the same network), to train an earlier "
+        "run on; the card records FOLDER and the weights' sha256 (default: fresh weights)",
     )
     train.add_argument("--total-timesteps", type=int, default=None, help="env steps per seed (overrides the config)")
     train.add_argument("--num-envs", type=int, default=None, help="parallel envs per seed (overrides the config)")

@@ -492,3 +492,39 @@ def test_a_card_rewritten_from_eval_json_lists_the_opponents_in_the_protocols_or
     ]
     assert rows == order
     assert card == (hub.mirror_root() / "TeamRace-v0" / "README.md").read_text()  # the shipped card is this one
+
+
+def test_train_init_starts_every_seed_from_the_folders_weights_and_the_card_says_so(
+    trained: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At a learning rate of 1e-30 the run's weights are the init folder's (fresh weights would differ)."""
+    env = parallax_zoo.make("GridWorld-v0")
+    frozen = dataclasses.replace(TINY, learning_rate=1e-30)
+    checkpoint.save_config(frozen, tmp_path / "frozen.yaml")
+    out = tmp_path / "continued"
+    args = ["train", "GridWorld-v0", "--config", str(tmp_path / "frozen.yaml"), "--out", str(out), "--seed", "7"]
+    assert main([*args, "--init", str(trained)]) == 0
+    start, _ = checkpoint.load_network(trained, env)
+    continued, _ = checkpoint.load_network(out, env)
+    for a, b in zip(jax.tree_util.tree_leaves(start), jax.tree_util.tree_leaves(continued), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-20)
+    digest = sha256_file(trained / "model.safetensors")
+    assert (
+        f"started from the weights of {trained} (model.safetensors sha256 {digest})" in (out / "README.md").read_text()
+    )
+
+    fresh = train_seeds(frozen, env, [7], progress=False)[0]
+    assert not np.array_equal(
+        np.asarray(jax.tree_util.tree_leaves(fresh.params)[0][0]),
+        np.asarray(jax.tree_util.tree_leaves(start.params)[0]),
+    )
+
+    capsys.readouterr()
+    wider = dataclasses.replace(TINY, hidden_sizes=(8,))
+    checkpoint.save_config(wider, tmp_path / "wider.yaml")
+    refused = ["train", "GridWorld-v0", "--config", str(tmp_path / "wider.yaml"), "--out", str(tmp_path / "no")]
+    assert main([*refused, "--init", str(trained)]) == 2
+    error = capsys.readouterr().err
+    assert "does not fit this network" in error and "expected shape" in error and not (tmp_path / "no").exists()
+    assert main([*refused, "--init", str(tmp_path)]) == 2
+    assert "no model.safetensors there" in capsys.readouterr().err
