@@ -248,11 +248,7 @@ def load_start(folder: str | os.PathLike[str], config: PPOConfig, env: AnyEnv) -
 def started_from(state: TrainState, start: Policy, seeds: int) -> TrainState:
     """`state` (leading seed axis) with every seed's params and observation normaliser replaced by `start`'s."""
     stacked = jax.tree_util.tree_map(lambda leaf: jnp.stack([leaf] * seeds), start)
-    return dataclasses.replace(
-        state,
-        params=stacked.params,
-        normalizer=stacked.normalizer if state.normalizer is not None else None,
-    )
+    return dataclasses.replace(state, params=stacked.params, normalizer=stacked.normalizer)
 
 
 def plot_curve(returns: np.ndarray, steps_per_point: int, label: str, env_id: str, path: Path) -> None:
