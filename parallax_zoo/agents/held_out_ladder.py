@@ -1,4 +1,4 @@
-"""The held-out ladder: scripted ConnectFour and Othello players that no training or fine-tuning ever seats.
+"""The held-out ladder: scripted ConnectFour, Othello and TicTacToe players that no training or fine-tuning ever seats.
 
 They measure how well a policy plays opponents it was not tuned against,
 and share nothing with the training ladder's move scoring
@@ -16,7 +16,9 @@ the no-op when nothing else is legal), and its random choice among equal moves.
   row parity, the centre column) or `othello_score` (corners, mobility,
   edge-anchored stable discs); a finished game is worth `WIN` times the plies
   to spare plus one, so sooner wins count more.
-- `mcts200` and `mcts1000` (both games): Monte Carlo tree search, UCT (UCB1,
+- `alphabeta9` (TicTacToe): the same alpha-beta to the end of the game (9 plies,
+  no heuristic), so it plays a game-theoretically best move, ties at random.
+- `mcts200` and `mcts1000` (every game): Monte Carlo tree search, UCT (UCB1,
   c = sqrt 2) with one uniformly random rollout to the end of the game as each
   new node's value (`mcts_visits`); the most visited move is played, ties at
   random.
@@ -44,7 +46,10 @@ from parallax_zoo.envs import othello
 from parallax_zoo.envs.board import line_cells, mark_of
 from parallax_zoo.envs.connect_four import ConnectFour
 from parallax_zoo.envs.othello import Othello
+from parallax_zoo.envs.tictactoe import TicTacToe
 
+HeldOutGame = ConnectFour | Othello | TicTacToe
+"""The games with a held-out ladder."""
 WIN = 100_000
 """A won game's worth per ply to spare; above any heuristic score."""
 _INFINITY = 1 << 30
@@ -53,7 +58,7 @@ Evaluate = Callable[[Int8[Array, " cells"]], Int[Array, ""]]
 """A heuristic: a board signed from the side to move (+1 its pieces) -> that side's integer score."""
 
 
-def root_state(game: ConnectFour | Othello, observation: Array) -> MARLState:
+def root_state(game: HeldOutGame, observation: Array) -> MARLState:
     """The env state of the position a player observes, re-signed so that the mover is slot 0 (+1)."""
     shape = (game.height * game.width, 2) if game.turn_plane else (game.height * game.width,)
     view = board_view(observation, shape)
@@ -73,7 +78,7 @@ def _mover_view(state: MARLState) -> Int8[Array, " cells"]:
 
 
 def alphabeta_values(
-    game: ConnectFour | Othello, root: MARLState, depth: int, evaluate: Evaluate, order: np.ndarray
+    game: HeldOutGame, root: MARLState, depth: int, evaluate: Evaluate, order: np.ndarray
 ) -> Int[Array, " moves"]:
     """Each first move's negamax value for the root's mover, `depth` plies deep; exact for every move tying the best.
 
@@ -159,7 +164,7 @@ def alphabeta_values(
     return final[-2]
 
 
-def alphabeta_player(game: ConnectFour | Othello, evaluate: Evaluate, order: np.ndarray, depth: int) -> MaskedRule:
+def alphabeta_player(game: HeldOutGame, evaluate: Evaluate, order: np.ndarray, depth: int) -> MaskedRule:
     """A ladder player: `alphabeta_values` from the observed position, a random choice among the best first moves."""
 
     def player(observation: Array, action_mask: Array, key: PRNGKeyArray) -> Array:
@@ -266,7 +271,7 @@ def othello_score(view: Int8[Array, " 64"]) -> Int[Array, ""]:
 # Monte Carlo tree search -------------------------------------------------------------------------------------------
 
 
-def random_rollout(game: ConnectFour | Othello, state: MARLState, key: PRNGKeyArray) -> Array:
+def random_rollout(game: HeldOutGame, state: MARLState, key: PRNGKeyArray) -> Array:
     """The outcome (+1, 0, -1) for the side to move in `state` of playing uniformly random legal moves to the end."""
     mover = state.env_state.to_move
 
@@ -281,7 +286,7 @@ def random_rollout(game: ConnectFour | Othello, state: MARLState, key: PRNGKeyAr
     return total
 
 
-def mcts_visits(game: ConnectFour | Othello, root: MARLState, key: PRNGKeyArray, simulations: int) -> Array:
+def mcts_visits(game: HeldOutGame, root: MARLState, key: PRNGKeyArray, simulations: int) -> Array:
     """The root's visit count per move after `simulations` of UCT (UCB1, c = sqrt 2) with random-rollout values.
 
     Node 0 is the root, node `i` the one simulation `i` added; each node keeps
@@ -361,7 +366,7 @@ def mcts_visits(game: ConnectFour | Othello, root: MARLState, key: PRNGKeyArray,
     return jnp.where(children >= 0, tree["visits"][jnp.maximum(children, 0)], 0.0)
 
 
-def mcts_player(game: ConnectFour | Othello, simulations: int) -> MaskedRule:
+def mcts_player(game: HeldOutGame, simulations: int) -> MaskedRule:
     """A ladder player: `mcts_visits` from the observed position, the most visited move (ties at random)."""
 
     def player(observation: Array, action_mask: Array, key: PRNGKeyArray) -> Array:
@@ -384,7 +389,31 @@ def othello_players() -> dict[str, MaskedRule]:
     return {**alphabeta, "mcts200": mcts_player(_OTHELLO, 200), "mcts1000": mcts_player(_OTHELLO, 1000)}
 
 
-HELD_OUT: dict[str, dict[str, MaskedRule]] = {"ConnectFour": connect_four_players(), "Othello": othello_players()}
+# TicTacToe ---------------------------------------------------------------------------------------------------------
+
+_TIC_TAC_TOE = TicTacToe()
+TIC_TAC_TOE_ORDER = np.array([4, 0, 2, 6, 8, 1, 3, 5, 7])
+"""The centre, the corners, then the edges."""
+
+
+def no_heuristic(view: Int8[Array, " cells"]) -> Int[Array, ""]:
+    """Every unfinished position is worth 0: a search to the end of the game needs no guess."""
+    return jnp.int32(0)
+
+
+def tic_tac_toe_players() -> dict[str, MaskedRule]:
+    return {
+        "alphabeta9": alphabeta_player(_TIC_TAC_TOE, no_heuristic, TIC_TAC_TOE_ORDER, 9),
+        "mcts200": mcts_player(_TIC_TAC_TOE, 200),
+        "mcts1000": mcts_player(_TIC_TAC_TOE, 1000),
+    }
+
+
+HELD_OUT: dict[str, dict[str, MaskedRule]] = {
+    "ConnectFour": connect_four_players(),
+    "Othello": othello_players(),
+    "TicTacToe": tic_tac_toe_players(),
+}
 """Each game's held-out players by name."""
 
 alphabeta1_connect_four = HELD_OUT["ConnectFour"]["alphabeta1"]
@@ -398,3 +427,6 @@ alphabeta2_othello = HELD_OUT["Othello"]["alphabeta2"]
 alphabeta4_othello = HELD_OUT["Othello"]["alphabeta4"]
 mcts200_othello = HELD_OUT["Othello"]["mcts200"]
 mcts1000_othello = HELD_OUT["Othello"]["mcts1000"]
+alphabeta9_tic_tac_toe = HELD_OUT["TicTacToe"]["alphabeta9"]
+mcts200_tic_tac_toe = HELD_OUT["TicTacToe"]["mcts200"]
+mcts1000_tic_tac_toe = HELD_OUT["TicTacToe"]["mcts1000"]

@@ -44,6 +44,8 @@ class SearchGame(Protocol):
 
 MAX_SIMULATIONS = 4096
 """The most simulations per move: the search keeps a tree of that many nodes for every game it plays at once."""
+MAX_TACTICS_DEPTH = 6
+"""The deepest root tactics check: it steps `actions ** depth` positions a move (ConnectFour at 6: 262,144)."""
 MAX_CONSIDERED_ACTIONS = 4096
 """The most actions the root may consider; a game with fewer actions considers all of its own (`mctx` does too)."""
 
@@ -63,6 +65,10 @@ class SearchSettings:
     """Look one move ahead at every node: where the mover can win on the spot, the node is worth +1 and only
     winning moves keep a prior. Costs one step per action per node; it makes a move that hands the opponent
     an immediate win visible at that move's first visit."""
+    tactics_depth: int = 2
+    """How many plies the root looks at every line of, whatever the prior says (`SearchPlayer.tactical_moves`): 2
+    takes a win in one and refuses a move the opponent wins against at once; 4 also takes a win forced within
+    three plies and refuses a loss forced within four. Costs `actions ** depth` steps per move."""
 
     def __post_init__(self) -> None:
         for name, bound in (("simulations", MAX_SIMULATIONS), ("considered_actions", MAX_CONSIDERED_ACTIONS)):
@@ -71,6 +77,10 @@ class SearchSettings:
                 raise ValueError(f"SearchSettings: {name} must be between 1 and {bound}, got {value}")
         if self.gumbel_scale < 0:
             raise ValueError(f"SearchSettings: gumbel_scale must be >= 0, got {self.gumbel_scale}")
+        if not 1 <= self.tactics_depth <= MAX_TACTICS_DEPTH:
+            raise ValueError(
+                f"SearchSettings: tactics_depth must be between 1 and {MAX_TACTICS_DEPTH}, got {self.tactics_depth}"
+            )
 
 
 @dataclass(frozen=True)
@@ -214,27 +224,35 @@ class SearchPlayer:
         return jax.vmap(lambda state: jax.vmap(lambda action: after(state, action))(actions))(states)
 
     def tactical_moves(self, states: MARLState, mask: Array) -> Array:
-        """The moves of `mask` the search may play: the winning ones if any; else those after which the opponent
-        cannot win at once (nor the move itself lose), if any; else all of `mask`. The network's prior has no say."""
-        games, actions = mask.shape
+        """The moves of `mask` the search may play: those with the best outcome proven within `tactics_depth` plies
+        (`move_scores`). A forced win keeps only the quickest winning moves; otherwise every move not proven lost
+        stays, and where all are lost, the slowest losses. The network's prior has no say."""
+        scores = self.move_scores(states, self.settings.tactics_depth)
+        best = jnp.max(jnp.where(mask, scores, -jnp.inf), axis=-1, keepdims=True)
+        return mask & (scores == best)
+
+    def move_scores(self, states: MARLState, depth: int) -> Array:
+        """`[games, actions]`: each move's outcome for the player to move, proven by trying every line `depth` plies
+        deep. A move that wins `k` plies on scores `depth - k + 1` (sooner is larger), one that loses scores minus
+        that, and an unproven move or a draw 0. Illegal moves get a score too; the caller masks them."""
+        games, actions = states.env_state.to_move.shape[0], self.game.num_actions
         moves = jnp.arange(actions)
 
         def children(state: MARLState) -> MARLState:
             return jax.vmap(lambda move: self.game.step(state, jnp.stack([move, move])))(moves)
 
         following = jax.vmap(children)(states)
-        mover = states.env_state.to_move[:, None, None]
-        mover = jnp.broadcast_to(mover, (games, actions, 1))
+        mover = jnp.broadcast_to(states.env_state.to_move[:, None, None], (games, actions, 1))
         reward = jnp.take_along_axis(following.agents.reward, mover, axis=-1)[..., 0]
+        outcome = jnp.sign(reward) * depth
+        if depth == 1:
+            return jnp.where(following.termination, outcome, 0.0)
         flat = jax.tree_util.tree_map(lambda leaf: leaf.reshape(games * actions, *leaf.shape[2:]), following)
         replier = flat.env_state.to_move[:, None, None]
         reply_mask = jnp.take_along_axis(action_masks(flat), replier, axis=1)[:, 0]
-        replies_win = jnp.any(self.winning_moves(flat) & reply_mask, axis=-1).reshape(games, actions)
-        loses = (reward < 0) | (replies_win & ~following.termination)
-        wins, safe = mask & (reward > 0), mask & ~loses
-        return jnp.where(
-            jnp.any(wins, axis=-1, keepdims=True), wins, jnp.where(jnp.any(safe, axis=-1, keepdims=True), safe, mask)
-        )
+        replies = jnp.where(reply_mask, self.move_scores(flat, depth - 1), -depth)
+        best_reply = jnp.max(replies, axis=-1).reshape(games, actions)
+        return jnp.where(following.termination, outcome, -best_reply)
 
     def _recurrent(self, params: Any, key: PRNGKeyArray, action: Array, states: MARLState) -> tuple[Any, MARLState]:
         """One ply for every game: the mover's reward, discount -1 (0 once over) and the next mover's prior and

@@ -326,6 +326,20 @@ def milliseconds_per_move(env: AnyEnv, agent: Player, games: int = MOVE_COST_GAM
     return 1000.0 * float(np.median(times))
 
 
+def root_tactics(settings: SearchSettings) -> str:
+    """The card's words for the root's tactics check (`SearchSettings.tactics_depth`)."""
+    if settings.tactics_depth <= 2:
+        return (
+            "at the root it takes a winning move when there is one, and otherwise never a move that lets the "
+            "opponent win at once if another move prevents it"
+        )
+    return (
+        f"at the root it tries every line {settings.tactics_depth} plies deep, whatever the network says, and takes "
+        f"the quickest forced win when there is one, and otherwise never a move that loses by force within "
+        f"{settings.tactics_depth} plies if another move prevents it"
+    )
+
+
 def play_description(env: AnyEnv, agent: Player) -> str:
     """The model card's sentence on how the agent plays: greedy on its network, or the search and its cost per move."""
     if not isinstance(agent, SearchPlayer):
@@ -335,9 +349,8 @@ def play_description(env: AnyEnv, agent: Player) -> str:
     return (
         f" It plays with Gumbel MuZero search (`mctx`) over the game's own rules: {settings.simulations} simulations "
         f"per move, the network's policy as prior and its critic as leaf value"
-        f"{', and a one-move win check at every node' if settings.win_check else ''}; at the root it takes a winning "
-        "move when there is one, and otherwise never a move that lets the opponent win at once if another move "
-        "prevents it (docs/baselines.md); one move from the opening costs "
+        f"{', and a one-move win check at every node' if settings.win_check else ''}; {root_tactics(settings)} "
+        "(docs/baselines.md); one move from the opening costs "
         f"{cost:.1f} ms for a batch of {MOVE_COST_GAMES} games ({cost / MOVE_COST_GAMES:.2f} ms per game) on "
         f"{jax.devices()[0].platform.upper()} with {os.cpu_count()} cores. `load_baseline` returns the whole agent "
         "(a `SearchPlayer`); its `.policy` is the raw network, which plays greedily without search."

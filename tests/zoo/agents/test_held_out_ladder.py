@@ -16,6 +16,7 @@ from helpers.board_reference import connect_four_drop, has_line, othello_legal, 
 from parallax_zoo.agents import held_out_ladder as held_out
 from parallax_zoo.envs.connect_four import ConnectFour
 from parallax_zoo.envs.othello import Othello
+from parallax_zoo.envs.tictactoe import TicTacToe
 
 WIN = held_out.WIN
 
@@ -116,6 +117,16 @@ def othello_children(view: list[int]) -> list[tuple[int, list[int], int | None]]
     return children
 
 
+def tic_tac_toe_children(view: list[int]) -> list[tuple[int, list[int], int | None]]:
+    children = []
+    for cell in (index for index in range(9) if view[index] == 0):
+        after = list(view)
+        after[cell] = 1
+        outcome = 1 if has_line(after, 3, 3, 1, 3) else 0 if all(after) else None
+        children.append((cell, [-mark for mark in after], outcome))
+    return children
+
+
 def alphabeta(view: list[int], depth: int, alpha: float, beta: float, children: Any, score: Any) -> float:
     """Recursive fail-soft negamax alpha-beta for the side to move, `depth` plies left."""
     best = -math.inf
@@ -193,15 +204,16 @@ def othello_positions(count: int, seed: int, plies: tuple[int, int]) -> list[lis
 
 C4 = ConnectFour()
 OTHELLO = Othello()
+TIC_TAC_TOE = TicTacToe()
 
 
 @cache
 def jitted_values(game_name: str, depth: int) -> Any:
-    game, score, order = (
-        (C4, held_out.connect_four_score, held_out.C4_ORDER)
-        if game_name == "ConnectFour"
-        else (OTHELLO, held_out.othello_score, held_out.OTHELLO_ORDER)
-    )
+    game, score, order = {
+        "ConnectFour": (C4, held_out.connect_four_score, held_out.C4_ORDER),
+        "Othello": (OTHELLO, held_out.othello_score, held_out.OTHELLO_ORDER),
+        "TicTacToe": (TIC_TAC_TOE, held_out.no_heuristic, held_out.TIC_TAC_TOE_ORDER),
+    }[game_name]
 
     def values(observation: jax.Array) -> jax.Array:
         return held_out.alphabeta_values(game, held_out.root_state(game, observation), depth, score, order)
@@ -213,6 +225,8 @@ def observations(game_name: str, views: list[list[int]]) -> jax.Array:
     boards = jnp.asarray(np.array(views, np.int8))
     if game_name == "ConnectFour":
         return boards.reshape(-1, 6, 7)
+    if game_name == "TicTacToe":
+        return boards.reshape(-1, 3, 3)
     return jnp.stack([boards, jnp.ones_like(boards)], axis=-1).reshape(-1, 8, 8, 2)
 
 
@@ -263,6 +277,14 @@ def test_connect_four_alphabeta_finds_the_plain_python_best_moves(depth: int, co
 def test_othello_alphabeta_finds_the_plain_python_best_moves(depth: int, count: int) -> None:
     boards = othello_positions(count, seed=depth, plies=(2, 58))
     assert_same_best_moves("Othello", boards, depth, othello_children, othello_score)
+
+
+def test_tic_tac_toe_alphabeta9_finds_the_plain_python_best_moves_to_the_end_of_the_game() -> None:
+    """Searched to the end (9 plies), the values are exact: the quickest win, the slowest loss, else a draw."""
+    views = random_positions([0] * 9, tic_tac_toe_children, 40, seed=9, plies=(0, 6))
+    assert_same_best_moves("TicTacToe", views, 9, tic_tac_toe_children, lambda view: 0)
+    values = np.asarray(jitted_values("TicTacToe", 9)(observations("TicTacToe", [[0] * 9])))[0]
+    assert (values[:9] == 0).all(), "from the empty board every first move draws with best play"
 
 
 @pytest.mark.slow
@@ -393,6 +415,7 @@ def test_search_players_block_the_one_forced_move_and_mcts_agrees_with_the_plain
     ("game", "name", "plies"),
     [
         pytest.param(C4, "alphabeta2", 30, id="c4-alphabeta2"),
+        pytest.param(TIC_TAC_TOE, "alphabeta9", 9, id="tictactoe-alphabeta9"),
         pytest.param(OTHELLO, "alphabeta1", 70, id="othello-alphabeta1", marks=pytest.mark.slow),
         pytest.param(C4, "alphabeta6", 30, id="c4-alphabeta6", marks=pytest.mark.slow),
         pytest.param(C4, "mcts1000", 30, id="c4-mcts1000", marks=pytest.mark.slow),

@@ -53,6 +53,22 @@ def test_the_win_check_takes_a_win_and_blocks_a_loss_with_a_blank_network_and_th
     assert value.shape == (2, 2)
 
 
+# O holds row 5, columns 2-3; X holds column 6, rows 4-5. O to move wins by force: a drop in column 1 or 4 makes
+# three in a row open at both ends. X to move must stop that (columns 1 or 4) or threaten first (column 6).
+OPEN_TWO = c4_cells({(5, 2): -1, (5, 3): -1, (5, 6): 1, (4, 6): 1})
+
+
+def test_a_four_ply_tactics_check_sees_the_open_three_that_a_two_ply_check_lets_through() -> None:
+    """Depth 2 sees no move win or lose at once here; depth 4 keeps only the moves that make (O to move) or stop
+    (X to move) the double threat, whatever the network says."""
+    states = jax.vmap(lambda to_move: ENV.unwrapped.position(OPEN_TWO, to_move, key=KEY))(jnp.arange(2))
+    mask = states.agents.action_mask[jnp.arange(2), jnp.arange(2)]
+    for depth, allowed in ((2, [list(range(7))] * 2), (4, [[1, 4, 6], [1, 4]])):
+        player = SearchPlayer(blank_policy(), ENV.unwrapped, SearchSettings(simulations=8, tactics_depth=depth))
+        kept = np.asarray(jax.jit(player.tactical_moves)(states, mask))
+        assert [np.flatnonzero(row).tolist() for row in kept] == allowed, depth
+
+
 def test_search_settings_round_trip_through_config_yaml_and_load_the_whole_agent(tmp_path: Path) -> None:
     policy, config = checkpoint.load_network(Path(__file__).resolve().parents[3] / "baselines" / "ConnectFour-v0", ENV)
     settings = SearchSettings(simulations=8, considered_actions=7, gumbel_scale=0.0, win_check=True)
@@ -71,6 +87,7 @@ def test_search_settings_round_trip_through_config_yaml_and_load_the_whole_agent
         ("{simulations: 0}", "simulations must be between 1 and 4096, got 0"),
         ("{simulations: 1000000000}", "simulations must be between 1 and 4096, got 1000000000"),
         ("{considered_actions: 100000}", "considered_actions must be between 1 and 4096, got 100000"),
+        ("{tactics_depth: 7}", "tactics_depth must be between 1 and 6, got 7"),
         ("{simulation: 8}", r"unknown search settings \['simulation'\]"),
         ("{simulations: many}", "simulations must be an integer"),
         ("[8]", "search must be a mapping"),
