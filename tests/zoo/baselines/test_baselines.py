@@ -343,6 +343,18 @@ def test_every_shipped_baseline_with_a_target_meets_it_in_its_eval_json(env_id: 
     assert met(result), f"{env_id} misses its target ({target}): mean {result.mean}, {result.opponents}"
 
 
+def test_the_tic_tac_toe_baseline_loses_no_game_to_any_held_out_player() -> None:
+    """Issue 27's TicTacToe target, read from the shipped record: every held-out player of registry.yaml met over
+    256 games, half from each seat, and not one game lost (docs/evaluation.md, "The held-out ladder")."""
+    from parallax_zoo.judging.evaluation import EvalResult
+
+    result = EvalResult.from_json(json.loads((hub.mirror_root() / "TicTacToe-v0" / "eval.json").read_text()))
+    assert set(result.held_out) == set(parallax_zoo.spec("TicTacToe-v0").held_out)
+    for name, record in result.held_out.items():
+        assert record["games_side_0"] == record["games_side_1"] == 128, name
+        assert record["loss"] == 0.0, f"lost {record['loss']:.1%} of the games to {name}"
+
+
 def test_pin_changes_only_the_pinned_values_and_keeps_comments_and_blank_lines(trained: Path, tmp_path: Path) -> None:
     original = PACKAGED_REGISTRY.read_text()
     entry = original.index("  - id: GridWorld-v0\n")
