@@ -125,5 +125,8 @@ def test_info_says_the_random_players_score_and_what_train_would_use(capsys):
     assert main(["info", "xminigrid/MiniGrid-FourRooms"]) == 0
     rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in capsys.readouterr().out.splitlines())
     assert rows["on a GPU"].startswith("--tier gpu: xminigrid.yaml, 50,000,000 env steps, about 9.0 min on one T4")
-    assert main(["info", "pgx/chess"]) == 0
-    assert "not measured under its protocol: parallax-zoo maintain random-scores pgx/chess" in capsys.readouterr().out
+    assert main(["info", "craftax/Craftax-Symbolic-v1"]) == 0
+    assert (
+        "not measured under its protocol: parallax-zoo maintain random-scores craftax/Craftax-Symbolic-v1"
+        in capsys.readouterr().out
+    )
