@@ -154,7 +154,8 @@ def training(
     game = cast(SearchGame, game)
     model = model_for(env, config)
     training_env = vector_env(env, config.num_envs)
-    optimizer = make_optimizer(config)
+    shapes = jax.eval_shape(model.init, jax.random.key(0))
+    optimizer = make_optimizer(config, sum(leaf.size for leaf in jax.tree_util.tree_leaves(shapes)))
     seated = 0 if opponent is None else round(config.opponent_share * config.num_envs)
 
     def init(key: PRNGKeyArray) -> TrainState:

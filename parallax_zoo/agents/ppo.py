@@ -279,18 +279,24 @@ def advantages_for(
     )
 
 
-def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
+FLAT_OPTIMIZER_MAX_PARAMS = 2**16
+"""Up to this many parameters the optimizer updates them as one flat vector (`make_optimizer`)."""
+
+
+def make_optimizer(config: PPOConfig, num_params: int = 0) -> optax.GradientTransformation:
     """Adam behind global-norm gradient clipping; the learning rate falls linearly to 0 if `anneal_lr`.
 
-    It updates each weight array apart. Gathering them into one flat vector (`optax.flatten`) was 3% faster
-    for one seed of 64x64 networks but 10% slower for 16 seeds vmapped (strided copies of each seed's row)
-    and a third slower for 256x256 networks (docs/baselines.md, "CartPole beside PureJaxRL").
+    Up to `FLAT_OPTIMIZER_MAX_PARAMS` parameters it updates them as one flat vector (`optax.flatten`):
+    the same arithmetic per entry, but a handful of fused loops per step instead of several per weight
+    array, to compile and to run. Beyond that, gathering the gradients into the vector and splitting
+    the updates back cost more than the loops save (a 256x256 actor and critic: a third more CPU time).
     """
     learning_rate: float | optax.Schedule = config.learning_rate
     if config.anneal_lr:
         steps = config.num_updates * config.update_epochs * config.num_minibatches
         learning_rate = optax.linear_schedule(config.learning_rate, 0.0, steps)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5))
+    optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5))
+    return optax.flatten(optimizer) if num_params <= FLAT_OPTIMIZER_MAX_PARAMS else optimizer
 
 
 Rows = TypeVar("Rows")
@@ -528,7 +534,8 @@ def training(
     check_divisible(minibatch_rows, mesh, "make_train", "rows per minibatch (num_envs * num_steps / num_minibatches)")
     model = model_for(env, config)
     training_env = vector_env(env, config.num_envs)
-    optimizer = make_optimizer(config)
+    shapes = jax.eval_shape(model.init, jax.random.key(0))
+    optimizer = make_optimizer(config, sum(leaf.size for leaf in jax.tree_util.tree_leaves(shapes)))
 
     def init(key: PRNGKeyArray) -> TrainState:
         return init_train_state(config, model, training_env, optimizer, key, mesh)

@@ -85,15 +85,17 @@ def test_bad_config_says_what_to_change():
         PPOConfig(num_envs=4, num_steps=128, total_timesteps=100)
 
 
-def test_the_optimizer_keeps_each_weight_arrays_moments_in_its_own_shape():
-    # One flat vector of every parameter costs strided copies per step when seeds are vmapped
-    # (docs/baselines.md, "CartPole beside PureJaxRL").
-    from parallax_zoo.agents.ppo import make_optimizer
+def test_large_networks_are_optimized_per_weight_array_small_ones_as_one_vector():
+    # Past FLAT_OPTIMIZER_MAX_PARAMS, gathering the gradients into one vector costs more than it saves.
+    from parallax_zoo.agents.ppo import FLAT_OPTIMIZER_MAX_PARAMS, make_optimizer
 
     params = {"kernel": jnp.ones((64, 64)), "bias": jnp.ones(64)}
-    shapes = {leaf.shape for leaf in jax.tree_util.tree_leaves(make_optimizer(PPOConfig()).init(params))}
-    assert {(64, 64), (64,)} <= shapes
-    assert (64 * 64 + 64,) not in shapes
+    size = 64 * 64 + 64
+    flat = make_optimizer(PPOConfig(), FLAT_OPTIMIZER_MAX_PARAMS).init(params)
+    per_array = make_optimizer(PPOConfig(), FLAT_OPTIMIZER_MAX_PARAMS + 1).init(params)
+    assert {leaf.shape for leaf in jax.tree_util.tree_leaves(flat)} >= {(size,)}
+    assert (64, 64) in {leaf.shape for leaf in jax.tree_util.tree_leaves(per_array)}
+    assert (size,) not in {leaf.shape for leaf in jax.tree_util.tree_leaves(per_array)}
 
 
 def test_trains_on_observations_with_fields_read_flat_in_field_order():
