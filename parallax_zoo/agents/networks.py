@@ -158,6 +158,51 @@ def orthogonal(scale: float) -> Any:
     return init
 
 
+@jax.custom_vjp
+def row_matmul(x: Float[Array, "rows inputs"], kernel: Float[Array, "inputs outputs"]) -> Float[Array, "rows outputs"]:
+    """`x @ kernel`, whose kernel gradient `x.T @ g` runs as a plain matmul over a materialised `x.T`.
+
+    Left to itself, XLA:CPU folds the transpose into the dot, and a dot contracting the rows (the
+    leading axis) of both operands runs slower than a copy plus a row-major one: PPO on CartPole
+    trains 1.06x faster at one seed, 1.09x at 16 seeds vmapped and 1.24x at 256 envs with the
+    transpose kept apart (docs/baselines.md, "CartPole beside PureJaxRL").
+    """
+    return x @ kernel
+
+
+def _row_matmul_forward(x: Array, kernel: Array) -> tuple[Array, tuple[Array, Array]]:
+    return x @ kernel, (x, kernel)
+
+
+def _row_matmul_backward(saved: tuple[Array, Array], grad: Array) -> tuple[Array, Array]:
+    x, kernel = saved
+    x_transposed = jax.lax.optimization_barrier(x.T)  # the barrier keeps XLA from folding the transpose back
+    return grad @ kernel.T, x_transposed @ grad
+
+
+row_matmul.defvjp(_row_matmul_forward, _row_matmul_backward)
+
+
+ROW_MATMUL_MAX_INPUTS = 128
+"""`Dense` layers up to this many inputs use `row_matmul`; wider ones (256x256 networks) ran no faster with it."""
+
+
+class Dense(nn.Module):
+    """`flax.linen.Dense` with the same parameters and initial values (`kernel`, `bias` of zeros), its
+    matmul `row_matmul` over the input's leading axes read as rows (up to `ROW_MATMUL_MAX_INPUTS` inputs)."""
+
+    features: int
+    kernel_init: Any = nn.initializers.lecun_normal()
+
+    @nn.compact
+    def __call__(self, x: Float[Array, "... inputs"]) -> Float[Array, "... features"]:
+        kernel = self.param("kernel", self.kernel_init, (x.shape[-1], self.features), jnp.float32)
+        bias = self.param("bias", nn.initializers.zeros, (self.features,), jnp.float32)
+        rows = x.reshape((-1, x.shape[-1]))
+        matmul = row_matmul if x.shape[-1] <= ROW_MATMUL_MAX_INPUTS else jnp.matmul
+        return (matmul(rows, kernel) + bias).reshape(x.shape[:-1] + (self.features,))
+
+
 class MLP(nn.Module):
     """Dense layers with orthogonal init (gain sqrt 2), the usual PPO torso."""
 
@@ -168,7 +213,7 @@ class MLP(nn.Module):
     def __call__(self, x: Array) -> Array:
         act = ACTIVATIONS[self.activation]
         for size in self.hidden_sizes:
-            x = act(nn.Dense(size, kernel_init=orthogonal(np.sqrt(2.0)))(x))
+            x = act(Dense(size, kernel_init=orthogonal(np.sqrt(2.0)))(x))
         return x
 
 
@@ -195,9 +240,9 @@ class Actor(nn.Module):
         x = MLP(self.hidden_sizes, self.activation)(rows)
         small = orthogonal(0.01)
         if self.head.kind != "gaussian":
-            logits = nn.Dense(int(np.prod(self.head.logits_shape)), kernel_init=small)(x)
+            logits = Dense(int(np.prod(self.head.logits_shape)), kernel_init=small)(x)
             return categorical(self.head, logits.reshape(batch + self.head.logits_shape), action_mask)
-        mean = nn.Dense(self.head.flat_size, kernel_init=small)(x).reshape(batch + (self.head.flat_size,))
+        mean = Dense(self.head.flat_size, kernel_init=small)(x).reshape(batch + (self.head.flat_size,))
         log_std = self.param("log_std", nn.initializers.zeros, (self.head.flat_size,))
         return DiagGaussian(mean, jnp.broadcast_to(log_std, mean.shape))
 
@@ -212,7 +257,7 @@ class Critic(nn.Module):
     def __call__(self, x: Array) -> Float[Array, ...]:
         rows, batch = as_rows(x)
         x = MLP(self.hidden_sizes, self.activation)(rows)
-        return nn.Dense(1, kernel_init=orthogonal(1.0))(x).reshape(batch)
+        return Dense(1, kernel_init=orthogonal(1.0))(x).reshape(batch)
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,17 @@
-"""Distributions, action heads and PPO on Box and MultiDiscrete actions."""
+"""Distributions, action heads, the dense layer and PPO on Box and MultiDiscrete actions."""
 
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jaxtyping import Array
 
 from parallax import State, TimeLimit, spaces, stack_space
 from parallax_zoo.agents.distributions import Categorical, DiagGaussian, MultiCategorical, mask_logits
-from parallax_zoo.agents.networks import action_head, agent_space, categorical
+from parallax_zoo.agents.networks import Dense, action_head, agent_space, categorical
 from parallax_zoo.agents.ppo import PPOConfig, make_train
 
 
@@ -111,3 +113,31 @@ def test_ppo_learns_box_and_multidiscrete_actions(action_space):
     first, last = float(metrics["episode_return"][0]), float(np.mean(metrics["episode_return"][-3:]))
     # The first update acts almost at random (about -13 per episode); steering at the target roughly halves it.
     assert last > 0.6 * first, (first, last)
+
+
+@pytest.mark.parametrize("inputs", [4, 300])  # row_matmul's path and the plain matmul past ROW_MATMUL_MAX_INPUTS
+def test_dense_has_flax_denses_parameters_outputs_and_gradients(inputs: int):
+    # Shipped weights name `Dense_0/kernel`, `Dense_0/bias`: the layer must keep flax's names, shapes and init.
+    import flax.linen as nn
+
+    x = jax.random.normal(jax.random.key(0), (3, 5, inputs))
+    ours, theirs = Dense(7), nn.Dense(7)
+    params = ours.init(jax.random.key(1), x)
+    assert jax.tree_util.tree_all(jax.tree_util.tree_map(jnp.array_equal, params, theirs.init(jax.random.key(1), x)))
+
+    def loss(module: nn.Module, params: Any, x: Array) -> Array:
+        return jnp.sum(jnp.tanh(module.apply(params, x)) ** 2)
+
+    np.testing.assert_allclose(ours.apply(params, x), theirs.apply(params, x), rtol=1e-6)
+    for argnums in (1, 2):  # the parameters' gradient and the input's
+        ours_grad = jax.grad(loss, argnums)(ours, params, x)
+        theirs_grad = jax.grad(loss, argnums)(theirs, params, x)
+        jax.tree_util.tree_map(
+            lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6), ours_grad, theirs_grad
+        )
+    # Vmapped over seeds, as training several seeds at once runs it.
+    batched = jax.vmap(lambda p: jax.grad(loss, 1)(ours, p, x))(
+        jax.tree_util.tree_map(lambda a: jnp.stack([a, 2 * a]), params)
+    )
+    second = jax.grad(loss, 1)(theirs, jax.tree_util.tree_map(lambda a: 2 * a, params), x)
+    jax.tree_util.tree_map(lambda a, b: np.testing.assert_allclose(a[1], b, rtol=1e-5, atol=1e-6), batched, second)
