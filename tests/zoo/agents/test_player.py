@@ -107,7 +107,10 @@ def test_every_kind_of_player_is_a_player_and_acts_with_act(env_id: str) -> None
     for name, player in players.items():
         assert isinstance(player, Player), name
         key = jax.random.key(5)
-        action = player.act(states.agents.observation, key, action_mask=states.agents.action_mask)
+        # `Policy.act` plays the mode unless told to sample (as a user acting with a baseline wants); the rollout
+        # samples. Compared greedy, a sampling rollout agreed only where the draw was the mode (TicTacToe's here).
+        sampling = {"greedy": False} if isinstance(player, Policy) else {}
+        action = player.act(states.agents.observation, key, action_mask=states.agents.action_mask, **sampling)
         np.testing.assert_array_equal(np.asarray(action), np.asarray(rollout_step(player, states, key)), err_msg=name)
     assert not isinstance(object(), Player)
 
