@@ -198,9 +198,9 @@ class Dense(nn.Module):
     def __call__(self, x: Float[Array, "... inputs"]) -> Float[Array, "... features"]:
         kernel = self.param("kernel", self.kernel_init, (x.shape[-1], self.features), jnp.float32)
         bias = self.param("bias", nn.initializers.zeros, (self.features,), jnp.float32)
-        rows = x.reshape((-1, x.shape[-1]))
+        rows, batch = as_rows(x)
         matmul = row_matmul if x.shape[-1] <= ROW_MATMUL_MAX_INPUTS else jnp.matmul
-        return (matmul(rows, kernel) + bias).reshape(x.shape[:-1] + (self.features,))
+        return (matmul(rows, kernel) + bias).reshape(batch + (self.features,))
 
 
 class MLP(nn.Module):
