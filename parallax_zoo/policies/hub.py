@@ -322,6 +322,10 @@ def _download_file(
             ) from error
     data = _read(path)
     if data is None:
+        if path.is_symlink() and not path.exists():
+            # The other process unlinked this snapshot entry and its blob, and huggingface_hub linked the entry
+            # again in between: remove the link left pointing at nothing, so nothing of the refused file remains.
+            path.unlink(missing_ok=True)
         raise BaselineUnavailableError(
             f"{where} was removed from the Hub cache {cache_dir} by another process while this one was verifying it "
             "(that process may have refused it as tampered); run the command again"
