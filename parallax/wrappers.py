@@ -108,13 +108,30 @@ class VmapWrapper(Wrapper[EitherStateT]):
     the envs where `d` is true and leaves the others bit-identical, so terminal
     observations can be read from `s` before the reset. `key` is one key (split
     across the envs) or one key per env.
+
+    A selective reset builds a fresh state for every env and keeps the finished
+    envs' ones, unless `reset_batch` is set: then it resets only the finished
+    envs, `reset_batch` at a time (gathered, reset, scattered back), so its
+    cost follows the number that finished. That pays where a reset costs about
+    a step or more (a generated world or level, a physics model's first
+    kinematics): envs whose `costly_reset` is true get `num_envs // 8` by
+    default (docs/protocol.md, "Wrappers").
     """
 
-    def __init__(self, env: BaseEnv[EitherStateT], num_envs: int):
+    def __init__(self, env: BaseEnv[EitherStateT], num_envs: int, *, reset_batch: int | None = None):
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
             raise ValueError(f"VmapWrapper needs num_envs to be an int >= 1, got {num_envs!r}")
+        if reset_batch is not None and (
+            not isinstance(reset_batch, int) or isinstance(reset_batch, bool) or not 1 <= reset_batch <= num_envs
+        ):
+            raise ValueError(
+                f"VmapWrapper needs reset_batch to be None or an int from 1 to num_envs ({num_envs}), "
+                f"got {reset_batch!r}"
+            )
         super().__init__(env)
         self._num_envs = num_envs
+        costly = bool(getattr(env, "costly_reset", False))
+        self.reset_batch = reset_batch if reset_batch is not None or not costly else max(1, num_envs // 8)
 
     @property
     def num_envs(self) -> int:
@@ -135,16 +152,39 @@ class VmapWrapper(Wrapper[EitherStateT]):
                 "Pass both to reset only the finished envs, or neither to reset them all."
             )
         keys = self._per_env_keys(key)
-        fresh = jax.vmap(lambda k: self.env.reset(key=k))(keys)
         if state is None or done is None:
-            return fresh
+            return self._fresh(keys)
         done = jnp.asarray(done)
         if done.shape != (self.num_envs,) or done.dtype != jnp.bool_:
             raise ValueError(
                 f"VmapWrapper.reset: done must be a bool array of shape ({self.num_envs},), "
                 f"got {done.dtype} of shape {done.shape}."
             )
-        return _where_done(done, fresh, state)
+        if self.reset_batch is None:
+            return _where_done(done, self._fresh(keys), state)
+        return self._reset_finished_only(keys, state, done)
+
+    def _fresh(self, keys: PRNGKeyArray) -> EitherStateT:
+        return jax.vmap(lambda k: self.env.reset(key=k))(keys)
+
+    def _reset_finished_only(self, keys: PRNGKeyArray, state: EitherStateT, done: Array) -> EitherStateT:
+        """Reset the finished envs `reset_batch` at a time, each from its own key, until none is left waiting.
+
+        A loop rather than a branch, so that under `vmap` (seeds batched) it
+        still runs only as many rounds as the batch member with the most finished
+        envs needs.
+        """
+        batch, num_envs = self.reset_batch, self.num_envs
+
+        def reset_some(carry: tuple[EitherStateT, Array]) -> tuple[EitherStateT, Array]:
+            state, waiting = carry
+            index = jnp.nonzero(waiting, size=batch, fill_value=num_envs)[0]  # num_envs: past the end, dropped
+            fresh = self._fresh(keys[jnp.minimum(index, num_envs - 1)])
+            state = jax.tree_util.tree_map(lambda old, new: old.at[index].set(new, mode="drop"), state, fresh)
+            return state, waiting.at[index].set(False, mode="drop")
+
+        state, _ = jax.lax.while_loop(lambda carry: carry[1].any(), reset_some, (state, done))
+        return state
 
     def step(self, state: EitherStateT, action: Array) -> EitherStateT:
         check_action(self.action_space, action, (self.num_envs,), where="VmapWrapper.step")
@@ -162,7 +202,8 @@ class VmapWrapper(Wrapper[EitherStateT]):
         )
 
     def __repr__(self) -> str:
-        return f"VmapWrapper({self.env!r}, num_envs={self.num_envs})"
+        batch = "" if self.reset_batch is None else f", reset_batch={self.reset_batch}"
+        return f"VmapWrapper({self.env!r}, num_envs={self.num_envs}{batch})"
 
 
 class TimeLimit(Wrapper[EitherStateT]):

@@ -93,6 +93,10 @@ class PhysicsAdapter(Adapter[State]):
     "Out-of-range actions").
     """
 
+    # A physics model's first kinematics cost a tenth of a step (Brax hopper, 2048 envs): resetting only the
+    # finished envs saved 2-3% of training time and added 4-5 s of compile, so these resets are not costly.
+    costly_reset = False
+
     def __init__(self, env: Any, *, episode_length: int, action_repeat: int):
         for field, value in (("episode_length", episode_length), ("action_repeat", action_repeat)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -38,6 +38,8 @@ class Adapter(Generic[EitherStateT]):
 
     _action_space: Space
     _observation_space: Space
+    costly_reset: bool = False
+    """Whether a reset costs about a step or more, so that `VmapWrapper` resets only the finished envs."""
 
     def __init__(self) -> None:
         self._reset = jax.jit(self._reset_unchecked)

@@ -36,6 +36,8 @@ class CraftaxAdapter(Adapter[State]):
     into it (docs/protocol.md, "Out-of-range actions").
     """
 
+    costly_reset = True  # a generated world: fourteen steps' worth at 256 envs
+
     def __init__(self, env: Any, params: Any = None):
         if not (hasattr(env, "step_env") and hasattr(env, "reset_env") and hasattr(env, "is_terminal")):
             raise TypeError(

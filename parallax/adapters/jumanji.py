@@ -54,6 +54,8 @@ class JumanjiAdapter(Adapter[State]):
     own randomness from the key inside its state, which `reset` seeds.
     """
 
+    costly_reset = True  # a generator's instance, about a step's worth
+
     def __init__(self, env: Environment):
         if isinstance(env, Wrapper):
             raise TypeError(

@@ -45,6 +45,8 @@ class XMiniGridAdapter(Adapter[State]):
     advances on every step (`adapters/base.py`, "Keys"). XLand-MiniGrid's steps are deterministic.
     """
 
+    costly_reset = True  # a generated grid, about a step's worth
+
     def __init__(self, env: Environment, params: Any = None):
         if not isinstance(env, Environment):
             raise TypeError(

@@ -85,6 +85,57 @@ def test_selective_reset_checks_done_shape():
         env.reset(key=jax.random.key(1), state=state, done=jnp.zeros(3, bool))
 
 
+class CostlyGridWorld(GridWorld):
+    """A GridWorld that declares its reset costly, as the Brax, Playground, Craftax, XLand-MiniGrid and Jumanji
+    adapters do."""
+
+    costly_reset = True
+
+
+def _played(env, num_envs, key):
+    state = env.reset(key=key)
+    for step_key in jax.random.split(key, 4):
+        state = env.step(state, jax.random.randint(step_key, (num_envs,), 0, 4))
+    return state
+
+
+@pytest.mark.parametrize("finished", [0, 2, 3, 8, 13])  # none, under one batch, one batch, three rounds, every env
+def test_reset_batch_resets_the_finished_envs_as_the_full_selective_reset_does(finished):
+    full, batched = VmapWrapper(GridWorld(), num_envs=13), VmapWrapper(GridWorld(), num_envs=13, reset_batch=3)
+    state = _played(full, 13, jax.random.key(0))
+    done = jnp.zeros(13, bool).at[jax.random.permutation(jax.random.key(1), 13)[:finished]].set(True)
+    reset_batched = jax.jit(lambda key, state, done: batched.reset(key=key, state=state, done=done))
+    expected = full.reset(key=jax.random.key(2), state=state, done=done)
+    _assert_trees_identical(reset_batched(jax.random.key(2), state, done), expected)
+    assert int((expected.step_count == 0).sum()) == finished
+
+
+def test_reset_batch_under_vmap_resets_each_batch_members_finished_envs():
+    full, batched = VmapWrapper(GridWorld(), num_envs=8), VmapWrapper(GridWorld(), num_envs=8, reset_batch=2)
+    keys = jax.random.split(jax.random.key(0), 3)
+    states = jax.vmap(lambda key: _played(full, 8, key))(keys)
+    done = jnp.array([[True] + [False] * 7, [True, False] * 4, [False] * 8])  # one round, two rounds, none
+
+    def reset_each(env):
+        return jax.vmap(lambda key, state, done: env.reset(key=key, state=state, done=done))(keys, states, done)
+
+    _assert_trees_identical(jax.jit(lambda: reset_each(batched))(), reset_each(full))
+
+
+def test_reset_batch_defaults_to_an_eighth_for_envs_whose_reset_is_costly():
+    assert VmapWrapper(GridWorld(), num_envs=16).reset_batch is None
+    assert VmapWrapper(CostlyGridWorld(), num_envs=16).reset_batch == 2
+    assert VmapWrapper(TimeLimit(CostlyGridWorld(), max_steps=5), num_envs=4).reset_batch == 1
+    assert VmapWrapper(CostlyGridWorld(), num_envs=16, reset_batch=5).reset_batch == 5
+    assert VmapWrapper(GridWorld(), num_envs=16, reset_batch=16).reset_batch == 16
+
+
+@pytest.mark.parametrize("reset_batch", [0, 17, 2.0, True])
+def test_vmap_wrapper_refuses_bad_reset_batch(reset_batch):
+    with pytest.raises(ValueError, match=r"reset_batch to be None or an int from 1 to num_envs \(16\)"):
+        VmapWrapper(GridWorld(), num_envs=16, reset_batch=reset_batch)
+
+
 @pytest.mark.parametrize("num_envs", [0, -1, 2.0, True])
 def test_vmap_wrapper_refuses_bad_num_envs(num_envs):
     with pytest.raises(ValueError, match="num_envs to be an int >= 1"):
