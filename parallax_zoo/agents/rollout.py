@@ -11,7 +11,8 @@ of those only the truncated ones bootstrap from it, so the critic runs at the ne
 observation only on steps where some slot was truncated. Every step's keys
 are split before the scan, to the same keys the step would split (the reset key
 is split across the envs only when a step resets).
-PPO, MAPPO and evaluation all collect with `collect`.
+PPO and MAPPO collect with `collect`; evaluation plays the same steps a chunk at a time
+(`first_episode_returns`) and stops once every env's first episode has ended.
 A recurrent policy (`Policy.recurrent`) collects
 through the same step with its `Memory` carried by the scan (`collect_recurrent`): the hidden state is
 reset before each step whose previous step ended the env's episode (the pre-reset state's `done`), and
@@ -208,13 +209,26 @@ def collect_recurrent(
     """`collect` for a recurrent policy, from `memory` (the hidden state before the first step): the final
     state and memory, and the trajectory `[T, ...]` with its `episode_start`."""
 
+    return scan_recurrent_steps(env, policy, state, memory, *step_keys(key, num_steps), mesh)
+
+
+def scan_recurrent_steps(
+    env: Any,
+    policy: RecurrentRolloutPolicy,
+    state: State | MARLState,
+    memory: Memory,
+    act_keys: PRNGKeyArray,
+    reset_keys: PRNGKeyArray,
+    mesh: Mesh | None = None,
+) -> tuple[State | MARLState, Memory, Transition]:
+    """`recurrent_rollout_step` under `lax.scan`, one step per key of `act_keys` and `reset_keys`."""
+
     def step(
         carry: tuple[State | MARLState, Memory], keys: tuple[PRNGKeyArray, PRNGKeyArray]
     ) -> tuple[tuple[State | MARLState, Memory], Transition]:
         state, memory, transition = recurrent_rollout_step(env, policy, *shard_env_batch(carry, mesh), *keys)
         return shard_env_batch((state, memory), mesh), shard_env_batch(transition, mesh)
 
-    act_keys, reset_keys = step_keys(key, num_steps)
     (state, memory), trajectory = jax.lax.scan(step, shard_env_batch((state, memory), mesh), (act_keys, reset_keys))
     return state, memory, shard_env_batch(trajectory, mesh, env_axis=1)
 
@@ -238,15 +252,7 @@ def collect(
         state, _, trajectory = collect_recurrent(env, recurrent, state, memory, key, num_steps, mesh)
         return state, trajectory
 
-    def step(
-        state: State | MARLState, keys: tuple[PRNGKeyArray, PRNGKeyArray]
-    ) -> tuple[State | MARLState, tuple[Transition, Array]]:
-        state, transition, reset = rollout_step(env, policy, shard_env_batch(state, mesh), *keys)
-        return shard_env_batch(state, mesh), shard_env_batch((transition, reset), mesh)
-
-    act_keys, reset_keys = step_keys(key, num_steps)
-    state, (trajectory, reset) = jax.lax.scan(step, shard_env_batch(state, mesh), (act_keys, reset_keys))
-    trajectory, reset = shard_env_batch((trajectory, reset), mesh, env_axis=1)
+    state, trajectory, reset = scan_steps(env, policy, state, *step_keys(key, num_steps), mesh)
     # One critic pass over every step's observation and the final one: where no env reset, the
     # pre-reset next observation is the next step's, so its value is the next step's value.
     final = jax.tree_util.tree_map(lambda x: x[None], read_slots(state))
@@ -257,6 +263,32 @@ def collect(
     bootstrap_value = jnp.where(ended, trajectory.bootstrap_value, values[1:])
     trajectory = dataclasses.replace(trajectory, value=value, bootstrap_value=bootstrap_value)
     return state, shard_env_batch(trajectory, mesh, env_axis=1)
+
+
+def scan_steps(
+    env: Any,
+    policy: Player,
+    state: State | MARLState,
+    act_keys: PRNGKeyArray,
+    reset_keys: PRNGKeyArray,
+    mesh: Mesh | None = None,
+) -> tuple[State | MARLState, Transition, Bool[Array, "steps envs"]]:
+    """`rollout_step` under `lax.scan`, one step per key: the final state, the trajectory (values left at zero)
+    and which envs reset at each step."""
+
+    def step(
+        state: State | MARLState, keys: tuple[PRNGKeyArray, PRNGKeyArray]
+    ) -> tuple[State | MARLState, tuple[Transition, Array]]:
+        state, transition, reset = rollout_step(env, policy, shard_env_batch(state, mesh), *keys)
+        return shard_env_batch(state, mesh), shard_env_batch((transition, reset), mesh)
+
+    state, (trajectory, reset) = jax.lax.scan(step, shard_env_batch(state, mesh), (act_keys, reset_keys))
+    trajectory, reset = shard_env_batch((trajectory, reset), mesh, env_axis=1)
+    return state, trajectory, reset
+
+
+FIRST_EPISODES_CHUNK = 128
+"""Steps `first_episode_returns` plays between two looks at whether every env's first episode has ended."""
 
 
 def first_episode_returns(
@@ -271,13 +303,42 @@ def first_episode_returns(
 
     `env` is `RecordEpisodeStatistics(VmapWrapper(...))` freshly reset to `state`;
     returns of unfinished episodes are 0. This is how evaluation plays episodes.
+    The steps are those of one `collect` of `max_steps` steps (the same keys), played
+    `FIRST_EPISODES_CHUNK` at a time and no further once every first episode has ended,
+    so a time limit far beyond the episodes (Craftax's 100,000 steps) costs nothing.
     """
-    _, trajectory = collect(env, policy, state, key, max_steps, mesh)
-    finished = trajectory.episode_finished
-    first = jnp.argmax(finished, axis=0)
-    returns = trajectory.episode_return[first, jnp.arange(finished.shape[1])]
-    ended = finished.any(axis=0)
-    return jnp.where(ended[:, None], returns, 0.0), ended
+    chunk = min(max_steps, FIRST_EPISODES_CHUNK)
+    padding = -max_steps % chunk
+    act_keys, reset_keys = (
+        jnp.concatenate([keys, keys[-1:].repeat(padding, axis=0)]) for keys in step_keys(key, max_steps)
+    )
+    memory = (
+        cast(RecurrentRolloutPolicy, policy).initial_memory(state.termination.shape) if is_recurrent(policy) else None
+    )
+    active = read_slots(state).active
+    returns, ended = jnp.zeros(active.shape, jnp.float32), jnp.zeros(active.shape[:1], jnp.bool_)
+
+    def play_chunk(carry: tuple[Array, Any, Any, Array, Array]) -> tuple[Array, Any, Any, Array, Array]:
+        start, state, memory, returns, ended = carry
+        act, reset = (jax.lax.dynamic_slice_in_dim(k, start, chunk) for k in (act_keys, reset_keys))
+        if memory is None:
+            state, trajectory, _ = scan_steps(env, policy, state, act, reset, mesh)
+        else:
+            recurrent = cast(RecurrentRolloutPolicy, policy)
+            state, memory, trajectory = scan_recurrent_steps(env, recurrent, state, memory, act, reset, mesh)
+        within = start + jnp.arange(chunk) < max_steps  # the padding's steps never count
+        finished = trajectory.episode_finished & within[:, None]
+        first = trajectory.episode_return[jnp.argmax(finished, axis=0), jnp.arange(finished.shape[1])]
+        returns = jnp.where((finished.any(axis=0) & ~ended)[:, None], first, returns)
+        return start + chunk, state, memory, returns, ended | finished.any(axis=0)
+
+    def going_on(carry: tuple[Array, Any, Any, Array, Array]) -> Array:
+        start, *_, ended = carry
+        return (start < max_steps) & ~ended.all()
+
+    start = jnp.zeros((), jnp.int32)
+    *_, returns, ended = jax.lax.while_loop(going_on, play_chunk, (start, state, memory, returns, ended))
+    return returns, ended
 
 
 def play_episodes(

@@ -6,10 +6,14 @@ from dataclasses import dataclass, field
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from helpers.example_envs import GridWorld, Race
 
 from parallax import TimeLimit
-from parallax_zoo.agents.ppo import vector_env
+from parallax_zoo.agents import rollout
+from parallax_zoo.agents.player_factories import random_player
+from parallax_zoo.agents.policy import Policy
+from parallax_zoo.agents.ppo import PPOConfig, model_for, vector_env
 from parallax_zoo.agents.rollout import collect, play_episodes
 from parallax_zoo.agents.slots import Slots
 
@@ -79,6 +83,42 @@ def test_play_episodes_returns_each_first_episode():
     goals = jax.vmap(lambda k: env.reset(key=k))(jax.random.split(jax.random.split(jax.random.key(0))[0], 6))
     expected = 3.0 * np.exp(-np.linalg.norm(np.asarray(goals.env_state.goal), axis=-1))
     np.testing.assert_allclose(returns[:, 0], expected, rtol=1e-5)
+
+
+def one_long_rollout(env, policy, key, num_episodes, max_steps):
+    """Each env's first-episode return as one `collect` of `max_steps` steps gives it (how evaluation played before
+    it went chunk by chunk), and whether it finished."""
+    vec_env = vector_env(env, num_episodes)
+    reset_key, play_key = jax.random.split(key)
+    _, trajectory = collect(vec_env, policy, vec_env.reset(key=reset_key), play_key, max_steps)
+    finished = trajectory.episode_finished
+    returns = trajectory.episode_return[jnp.argmax(finished, axis=0), jnp.arange(num_episodes)]
+    return jnp.where(finished.any(axis=0)[:, None], returns, 0.0), finished.any(axis=0)
+
+
+def fresh_recurrent_policy(env):
+    model = model_for(env, PPOConfig(policy="recurrent", hidden_sizes=(16,), rnn_hidden=8))
+    return Policy(model, model.init(jax.random.key(1)))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 128])
+@pytest.mark.parametrize("player", [random_player, fresh_recurrent_policy])
+@pytest.mark.parametrize(("time_limit", "max_steps"), [(9, 7), (9, 30)])
+def test_play_episodes_chunk_by_chunk_scores_what_one_long_rollout_scores(
+    monkeypatch, chunk, player, time_limit, max_steps
+):
+    # GridWorld's episodes end at the goal or at the time limit. With 9 and 7 steps some end past max_steps,
+    # inside the padding of the last chunk of 3 (steps 6, 7, 8), where an ending must not count; with 9 and 30 every
+    # env ends, some twice before others end once, and only the first counts.
+    monkeypatch.setattr(rollout, "FIRST_EPISODES_CHUNK", chunk)
+    env = TimeLimit(GridWorld(), max_steps=time_limit)
+    policy = player(env)
+    key = jax.random.key(3)
+    expected_returns, expected_ended = one_long_rollout(env, policy, key, 64, max_steps)
+    returns, ended = jax.jit(lambda key: play_episodes(env, policy, key, 64, max_steps))(key)
+    assert int(expected_ended.sum()) == 64 if time_limit < max_steps else 0 < int(expected_ended.sum()) < 64
+    np.testing.assert_array_equal(ended, expected_ended)
+    np.testing.assert_array_equal(returns, expected_returns)
 
 
 def test_values_are_the_critics_at_each_step_and_at_the_pre_reset_next_observation():

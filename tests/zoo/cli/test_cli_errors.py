@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = Path(sys.executable).with_name("parallax-zoo")
 UNKNOWN_COMMIT = "0" * 40
 NO_BASELINE = next(
-    env_id for env_id in parallax_zoo.list_envs(namespace="gymnax") if parallax_zoo.spec(env_id).baseline is None
+    env_id for env_id in parallax_zoo.list_envs(namespace="xminigrid") if parallax_zoo.spec(env_id).baseline is None
 )
 """A registered id with no pinned baseline (read from the registry, since batches keep pinning more)."""
 

@@ -4,6 +4,7 @@ argument, the demo's result without the env list, and what a rendered GIF holds.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -14,6 +15,7 @@ from PIL import Image
 
 import parallax_zoo
 from parallax_zoo.cli.main import build_parser, main
+from parallax_zoo.judging import random_scores
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = Path(sys.executable).with_name("parallax-zoo")
@@ -116,15 +118,23 @@ def test_leaderboard_shows_the_evaluations_it_runs(tmp_path):
     assert "| GridWorld-v0 | 1 | mine |" in process.stdout
 
 
-def test_info_says_the_random_players_score_and_what_train_would_use(capsys):
-    assert main(["info", "gymnax/MetaMaze-misc"]) == 0  # an id with no baseline, so no config of its own
+def test_info_says_the_random_players_score_and_what_train_would_use(capsys, monkeypatch, tmp_path):
+    assert main(["info", "xminigrid/MiniGrid-DoorKey-6x6"]) == 0  # an id with no baseline, so no config of its own
     rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in capsys.readouterr().out.splitlines())
-    assert rows["random score"].startswith("6.641 (95% CI [")  # random_scores.json, under its protocol
+    assert rows["random score"].startswith("0.010 (95% CI [")  # random_scores.json, under its protocol
     assert rows["trains with"] == "the ppo-recurrent family default (ppo-recurrent.yaml)"
     assert rows["on a GPU"] == "-"  # it trains on a CPU in budget
     assert main(["info", "xminigrid/MiniGrid-FourRooms"]) == 0
     rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in capsys.readouterr().out.splitlines())
     assert rows["on a GPU"].startswith("--tier gpu: xminigrid.yaml, 50,000,000 env steps, about 9.0 min on one T4")
+    # Every id info can describe here has its random score shipped; one taken out of a copy of the file is not there.
+    shipped = json.loads(random_scores.RANDOM_SCORES_FILE.read_text())
+    del shipped["envs"]["craftax/Craftax-Symbolic-v1"]
+    (tmp_path / "random_scores.json").write_text(json.dumps(shipped))
+    stored = random_scores.stored_random_score
+    monkeypatch.setattr(
+        random_scores, "stored_random_score", lambda spec: stored(spec, path=tmp_path / "random_scores.json")
+    )
     assert main(["info", "craftax/Craftax-Symbolic-v1"]) == 0
     assert (
         "not measured under its protocol: parallax-zoo maintain random-scores craftax/Craftax-Symbolic-v1"
