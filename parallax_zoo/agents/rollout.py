@@ -208,7 +208,6 @@ def collect_recurrent(
 ) -> tuple[State | MARLState, Memory, Transition]:
     """`collect` for a recurrent policy, from `memory` (the hidden state before the first step): the final
     state and memory, and the trajectory `[T, ...]` with its `episode_start`."""
-
     return scan_recurrent_steps(env, policy, state, memory, *step_keys(key, num_steps), mesh)
 
 
@@ -308,10 +307,8 @@ def first_episode_returns(
     so a time limit far beyond the episodes (Craftax's 100,000 steps) costs nothing.
     """
     chunk = min(max_steps, FIRST_EPISODES_CHUNK)
-    padding = -max_steps % chunk
-    act_keys, reset_keys = (
-        jnp.concatenate([keys, keys[-1:].repeat(padding, axis=0)]) for keys in step_keys(key, max_steps)
-    )
+    padded = jnp.minimum(jnp.arange(max_steps + -max_steps % chunk), max_steps - 1)  # the last key again, to fill
+    act_keys, reset_keys = (keys[padded] for keys in step_keys(key, max_steps))
     memory = (
         cast(RecurrentRolloutPolicy, policy).initial_memory(state.termination.shape) if is_recurrent(policy) else None
     )
