@@ -130,8 +130,9 @@ class VmapWrapper(Wrapper[EitherStateT]):
             )
         super().__init__(env)
         self._num_envs = num_envs
-        costly = bool(getattr(env, "costly_reset", False))
-        self.reset_batch = reset_batch if reset_batch is not None or not costly else max(1, num_envs // 8)
+        if reset_batch is None and getattr(env, "costly_reset", False):
+            reset_batch = max(1, num_envs // 8)
+        self.reset_batch = reset_batch
 
     @property
     def num_envs(self) -> int:
