@@ -305,6 +305,13 @@ dynamics carry a last-bit difference in the code XLA compiles for each CPU into 
 brax/inverted_double_pendulum read 9354.649 against its pinned 9354.636 (1.4e-6 relative, inside its 95% interval
 [9354.611, 9354.663]) and jaxmarl/MPE_simple_world_comm_v3 10.504054 against 10.504094 (3.8e-6)."""
 
+THRESHOLD_TOLERANCE = {"gymnax/PointRobot-misc": 1 / 128}
+"""How far a score that counts steps inside a threshold of a continuous state may move between CPUs: one step of one
+episode in 128. PointRobot's reward is 1 for each step the robot ends inside the goal's radius, and its greedy policy
+is continuous, so a last-bit difference in a matrix product (whose summation order the CPU's kernels choose) can move
+the robot across the radius's edge: the pin, made on another machine, reads 10.265625 and every evaluation on an
+Intel Xeon with AVX-512 reads 10.2578125 (one step fewer), whether XLA targets AVX-512, AVX2, AVX or SSE4.2."""
+
 
 @pytest.mark.parametrize("folder", slow_except(SHIPPED, REPRODUCED_BY_DEFAULT))
 def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_its_target(
@@ -318,7 +325,8 @@ def test_evaluating_a_shipped_baseline_reproduces_its_reference_score_and_meets_
     reference = parallax_zoo.spec(env_id).reference_score
     assert reference is not None
     physics = env_id.startswith(("brax/", "playground/", "jaxmarl/MPE_"))
-    assert result.mean == pytest.approx(reference, rel=PHYSICS_TOLERANCE if physics else 1e-6, abs=1e-6)
+    tolerance = THRESHOLD_TOLERANCE.get(env_id, 1e-6)
+    assert result.mean == pytest.approx(reference, rel=PHYSICS_TOLERANCE if physics else 1e-6, abs=tolerance)
     if env_id in TARGETS:
         target, met = TARGETS[env_id]
         assert met(result), f"{env_id} misses its target ({target}): mean {result.mean}, {result.opponents}"
