@@ -141,8 +141,15 @@ class EvalResult:
 
     @property
     def score_bounds(self) -> tuple[float, float] | None:
-        """The least and most a score can be, where the protocol knows them: a zero-sum game's loss and win."""
-        return ZERO_SUM_BOUNDS if self.protocol.zero_sum else None
+        """The least and most a score can be, where the protocol knows them: a zero-sum game's loss and win.
+
+        A zero-sum game scored in chips or points (Kuhn and Leduc poker, backgammon's gammons) has scores past a
+        win's 1: no bound is known for it, and its interval is the bootstrap's (the Wilson interval of a rate
+        past 1 is undefined)."""
+        if not self.protocol.zero_sum:
+            return None
+        low, high = ZERO_SUM_BOUNDS
+        return ZERO_SUM_BOUNDS if all(low <= score <= high for score in self.scores) else None
 
     @functools.cached_property
     def ci95(self) -> tuple[float, float]:

@@ -58,6 +58,20 @@ def test_zero_sum_result_counts_wins_draws_and_losses_from_both_seats():
     assert result.mean == pytest.approx(record["win"] - record["loss"])
 
 
+def test_a_zero_sum_game_scored_in_chips_gets_the_bootstrap_interval():
+    """Leduc hold'em pays chips: a policy winning 3 a hand is past a win's 1, where the Wilson interval of its
+    "rate" took the square root of a negative number (a trained Leduc baseline's evaluation raised ValueError)."""
+    winning = EvalResult(
+        env_id="pgx/leduc_holdem",
+        policy="random",
+        protocol=protocol(parallax_zoo.spec("pgx/leduc_holdem")),
+        scores=(3.0,) * 200 + (-1.0,) * 40 + (7.0,) * 16,
+    )
+    low, high = winning.ci95
+    assert winning.ci95_method == "bootstrap" and 1.0 < low < winning.mean < high <= 7.0
+    assert winning.to_dict()["ci95"] == [low, high]
+
+
 def test_a_zero_sum_interval_stays_inside_a_loss_and_a_win():
     nearly_all_lost = EvalResult(
         env_id="ConnectFour-v0",
