@@ -514,9 +514,10 @@ def train_baseline(
         if pin:
             pinned_record = json.loads((staged[seed] / EVAL_FILE).read_text(encoding="utf-8"))
             check_episodes_end(env_spec, seed, pinned_record)
-            random_reference = random_scores.stored_random_score(env_spec, scores_file)
-            if random_reference is None:
-                random_record = random_reference = random_scores.measure_random_score(env_spec, env)
+            random_reference = random_scores.stored_random_score(env_spec, scores_file, pinning=True)
+            if random_reference is None:  # a zero-sum game's protocol gains the baseline: the random player meets it
+                pinned_player = load_folder(staged[seed], env)
+                random_record = random_reference = random_scores.measure_random_score(env_spec, env, pinned_player)
             if not allow_random_level:
                 check_beats_random(env_id, seed, pinned_record, random_reference)
         with staging.deferred_interrupts():

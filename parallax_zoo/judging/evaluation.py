@@ -65,17 +65,19 @@ class EvalProtocol:
     version: int = PROTOCOL_VERSION
 
 
-def protocol(env_spec: EnvSpec) -> EvalProtocol:
+def protocol(env_spec: EnvSpec, pinning: bool = False) -> EvalProtocol:
     """The protocol of an env, from its spec: `EPISODES` episodes, or a zero-sum game's `GAMES_PER_OPPONENT`
     against each opponent, both seats equally.
 
-    A zero-sum game meets its registry.yaml `opponents` first, then the random player, then the pinned baseline.
+    A zero-sum game meets its registry.yaml `opponents` first, then the random player, then the pinned baseline
+    (`pinning`: also where none is pinned yet, as the protocol will be once the baseline being made is pinned).
     """
     env_id = env_spec.id
     zero_sum = "zero-sum" in env_spec.tags
     opponents: tuple[str, ...] = ()
     if zero_sum:
-        opponents = (*env_spec.opponents, RANDOM) + ((BASELINE,) if env_spec.baseline is not None else ())
+        with_baseline = pinning or env_spec.baseline is not None
+        opponents = (*env_spec.opponents, RANDOM) + ((BASELINE,) if with_baseline else ())
     return EvalProtocol(
         env_id=env_id,
         episodes=GAMES_PER_OPPONENT if zero_sum else EPISODES,
@@ -301,9 +303,7 @@ def evaluate(
             f"{env_id} has no held-out players (registry.yaml `held_out:`); the games that have them: "
             f"{', '.join(with_players) or 'none'}"
         )
-    fixed = protocol(env_spec)
-    if fixed.zero_sum and baseline is not None and BASELINE not in fixed.opponents:
-        fixed = replace(fixed, opponents=(*fixed.opponents, BASELINE))
+    fixed = protocol(env_spec, pinning=baseline is not None)
     if episodes is not None:
         fixed = replace(fixed, episodes=episodes)
     if isinstance(policy, Policy):

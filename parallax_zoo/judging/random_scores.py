@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from parallax.core import AnyEnv
+from parallax_zoo.agents.player import Player
 from parallax_zoo.atomic import write_text_atomic
 from parallax_zoo.catalogue.player_names import RANDOM
 from parallax_zoo.catalogue.registry import EnvSpec
@@ -24,21 +25,25 @@ LOCK_TIMEOUT = 60.0
 """Seconds a writer waits for another writer of the same file (two batches pinning at once)."""
 
 
-def _protocol_dict(env_spec: EnvSpec) -> dict[str, Any]:
-    current = protocol(env_spec)
+def _protocol_dict(env_spec: EnvSpec, pinning: bool = False) -> dict[str, Any]:
+    current = protocol(env_spec, pinning)
     return {**asdict(current), "opponents": list(current.opponents)}
 
 
-def stored_random_score(env_spec: EnvSpec, path: Path = RANDOM_SCORES_FILE) -> dict[str, Any] | None:
-    """The shipped record of the random player on `env_spec`'s id, or None where there is none under its protocol."""
+def stored_random_score(
+    env_spec: EnvSpec, path: Path = RANDOM_SCORES_FILE, pinning: bool = False
+) -> dict[str, Any] | None:
+    """The shipped record of the random player on `env_spec`'s id, or None where there is none under its protocol
+    (`pinning`: the protocol it will have once a baseline is pinned, which a zero-sum game's baseline joins)."""
     envs = json.loads(path.read_text(encoding="utf-8")).get("envs", {}) if path.is_file() else {}
     record = envs.get(env_spec.id)
-    return record if record is not None and record.get("protocol") == _protocol_dict(env_spec) else None
+    return record if record is not None and record.get("protocol") == _protocol_dict(env_spec, pinning) else None
 
 
-def measure_random_score(env_spec: EnvSpec, env: AnyEnv) -> dict[str, Any]:
-    """The random player's result on `env` under the id's protocol, as the file keeps it."""
-    result: EvalResult = evaluate(env_spec, env, RANDOM)
+def measure_random_score(env_spec: EnvSpec, env: AnyEnv, baseline: Player | None = None) -> dict[str, Any]:
+    """The random player's result on `env` under the id's protocol, as the file keeps it. A zero-sum game also meets
+    `baseline` (the weights about to be pinned), as its protocol will once they are."""
+    result: EvalResult = evaluate(env_spec, env, RANDOM, baseline=baseline)
     kept = ("mean", "ci95", "ci95_method", "episodes", "protocol", "env_version", "versions")
     return {key: value for key, value in result.to_dict().items() if key in kept}
 

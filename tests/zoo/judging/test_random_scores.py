@@ -62,3 +62,47 @@ def test_writers_at_once_all_land_and_a_stuck_lock_says_what_to_remove(tmp_path,
     with exclusive_lock(lock, 0), pytest.raises(UserError, match=f"remove {lock}"):
         write_random_scores([("Late-v0", record)], path)
     assert "Late-v0" not in json.loads(path.read_text())["envs"]
+
+
+def test_pinning_a_zero_sum_game_measures_the_random_player_under_the_protocol_the_pin_gives(tmp_path, monkeypatch):
+    """A game's first pin adds the baseline to its protocol's opponents, so the random player's record measured
+    before it no longer counts: the pin measures it again, against the weights it pins."""
+    from parallax_zoo.baselines.training import train_baseline
+    from parallax_zoo.catalogue.registry import PACKAGED_REGISTRY, Registry
+    from parallax_zoo.policies import hub
+
+    text = PACKAGED_REGISTRY.read_text()
+    entry = text.index("  - id: TicTacToe-v0\n")
+    start = text.index("    baseline:\n", entry)
+    end = text.index("    reference_score:", entry)
+    end = text.index("\n", end) + 1
+    (tmp_path / "registry.yaml").write_text(text[:start] + text[end:])  # TicTacToe-v0 as before its first pin
+    unpinned = Registry.from_yaml((tmp_path / "registry.yaml").read_text()).spec("TicTacToe-v0")
+    assert unpinned.baseline is None
+    before_pin = dict(stored_random_score(parallax_zoo.spec("TicTacToe-v0")))
+    before_pin["protocol"] = {**before_pin["protocol"], "opponents": ["perfect", "random"]}
+    scores = tmp_path / "random_scores.json"
+    scores.write_text(json.dumps({"envs": {"TicTacToe-v0": before_pin}}))
+    assert stored_random_score(unpinned, scores) is not None, "the record counts while the game has no pin"
+    (tmp_path / "tiny.yaml").write_text(
+        "algorithm: mappo\nhyperparameters:\n  num_envs: 4\n  num_steps: 8\n  total_timesteps: 64\n"
+        "  update_epochs: 1\n  num_minibatches: 1\n  hidden_sizes: [16]\n  agent_ids: true\n"
+        "  centralized_critic: true\n  self_play: true\n  snapshots: 2\n  opponent: random\n  opponent_share: 0.5\n"
+        "  eval_episodes: 4\n  eval_max_steps: 10\n"
+    )
+    monkeypatch.setenv(hub.MIRROR_ENV_VAR, str(tmp_path / "baselines"))
+    train_baseline(
+        unpinned,
+        parallax_zoo.make("TicTacToe-v0"),
+        config=tmp_path / "tiny.yaml",
+        progress=False,
+        pin=True,
+        registry_path=tmp_path / "registry.yaml",
+        random_scores_path=scores,
+        allow_random_level=True,  # a tiny run: the pin's mechanics, not its skill
+    )
+    pinned = Registry.from_yaml((tmp_path / "registry.yaml").read_text()).spec("TicTacToe-v0")
+    assert pinned.baseline is not None
+    record = stored_random_score(pinned, scores)
+    assert record is not None, "the random player's record was left under the protocol before the pin"
+    assert record["protocol"]["opponents"] == ["perfect", "random", "baseline"]
