@@ -95,7 +95,9 @@ def test_eval_says_when_episodes_outlast_the_protocol(monkeypatch, capsys):
     import parallax_zoo.judging.evaluation as evaluation
 
     real = evaluation.protocol
-    monkeypatch.setattr(evaluation, "protocol", lambda spec: dataclasses.replace(real(spec), max_steps=2))
+    monkeypatch.setattr(
+        evaluation, "protocol", lambda spec, pinning=False: dataclasses.replace(real(spec, pinning), max_steps=2)
+    )
     assert main(["eval", "GridWorld-v0", "--policy", "random"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"\n  \d+% of the episodes had not ended after the protocol's 2 steps and score 0", out), out
