@@ -1,7 +1,8 @@
 """The fixed evaluation protocol, its results, and the leaderboard built on them.
 
 Every env id gets one protocol (docs/evaluation.md): a fixed episode count,
-episode seeds split from a root key derived from the id, greedy actions, and
+episode seeds split from a root key derived from the id, greedy actions (sampled
+ones for ids tagged `sampled-actions`, whose suite scores its policies so), and
 for zero-sum games fixed opponents (the scripted opponents registry.yaml names,
 such as the board games' ladder, the uniformly random player, and the baseline
 where one is pinned) met from every seat equally often. Results carry the mean,
@@ -45,6 +46,9 @@ EPISODES = 128
 """Episodes of a protocol that is not a zero-sum game's."""
 GAMES_PER_OPPONENT = 256
 """A zero-sum game's episodes against each opponent, split equally between the seats."""
+SAMPLED_ACTIONS = "sampled-actions"
+"""The tag of ids whose protocol samples the policy's actions instead of taking the likeliest: those whose suite's
+published scores are of sampled play (Craftax, where a greedy policy stalls; docs/evaluation.md)."""
 ZERO_SUM_BOUNDS = (-1.0, 1.0)
 """A zero-sum game's score: -1 a loss, +1 a win."""
 HELD_OUT_STREAM = 1 << 20
@@ -71,6 +75,7 @@ def protocol(env_spec: EnvSpec, pinning: bool = False) -> EvalProtocol:
 
     A zero-sum game meets its registry.yaml `opponents` first, then the random player, then the pinned baseline
     (`pinning`: also where none is pinned yet, as the protocol will be once the baseline being made is pinned).
+    A policy plays its likeliest actions, or samples them where the id is tagged `SAMPLED_ACTIONS`.
     """
     env_id = env_spec.id
     zero_sum = "zero-sum" in env_spec.tags
@@ -83,6 +88,7 @@ def protocol(env_spec: EnvSpec, pinning: bool = False) -> EvalProtocol:
         episodes=GAMES_PER_OPPONENT if zero_sum else EPISODES,
         root_seed=zlib.crc32(env_id.encode()) & 0x7FFFFFFF,
         max_steps=env_spec.max_steps or 1000,
+        greedy=SAMPLED_ACTIONS not in env_spec.tags,
         zero_sum=zero_sum,
         opponents=opponents,
     )

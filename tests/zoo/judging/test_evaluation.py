@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jax
@@ -12,7 +13,8 @@ import parallax_zoo
 from parallax_zoo import evaluate
 from parallax_zoo.agents.players import ScriptedPlayer
 from parallax_zoo.agents.ppo import PPOConfig
-from parallax_zoo.judging.evaluation import EvalResult, protocol
+from parallax_zoo.judging import evaluation
+from parallax_zoo.judging.evaluation import SAMPLED_ACTIONS, EvalResult, protocol
 from parallax_zoo.policies.checkpoint import initial_policy
 
 
@@ -24,6 +26,19 @@ def test_protocol_is_fixed_per_env_id():
     ).opponents == ("perfect", "random", "baseline")
     assert not protocol(parallax_zoo.spec("GridWorld-v0")).zero_sum
     assert protocol(parallax_zoo.spec("RespawnRace-v0")).max_steps == parallax_zoo.spec("RespawnRace-v0").max_steps
+
+
+def test_an_id_tagged_sampled_actions_is_played_by_sampling_from_the_protocols_seeds():
+    assert not protocol(parallax_zoo.spec("craftax/Craftax-Symbolic-v1")).greedy
+    spec = parallax_zoo.spec("GridWorld-v0")
+    sampling = dataclasses.replace(spec, tags=(*spec.tags, SAMPLED_ACTIONS))
+    env = parallax_zoo.make("GridWorld-v0")
+    policy = initial_policy(PPOConfig(env_id="GridWorld-v0"), env)
+    greedy = evaluation.evaluate(spec, env, policy)
+    sampled, again = (evaluation.evaluate(sampling, env, policy) for _ in range(2))
+    assert greedy.protocol.greedy and not sampled.protocol.greedy
+    assert sampled.scores == again.scores
+    assert sampled.scores != greedy.scores
 
 
 def test_same_policy_twice_gives_identical_results():
