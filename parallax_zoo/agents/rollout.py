@@ -36,6 +36,7 @@ from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.recurrent import Memory
 from parallax_zoo.agents.sharding import check_divisible, shard_env_batch
 from parallax_zoo.agents.slots import Slots, read_slots, slot_boundaries
+from parallax_zoo.agents.when_any import when_any
 
 
 class RecurrentRolloutPolicy(Player, Protocol):
@@ -126,11 +127,7 @@ def rollout_step(
     action, log_prob, _ = policy.act_slots(slots, act_key)
     next_state, transition, next_slots = record_step(env, policy, state, slots, action, log_prob)
     truncated = transition.truncation
-    bootstrap_value = jax.lax.cond(
-        truncated.any(),
-        lambda: jnp.where(truncated, policy.value(next_slots), 0.0),
-        lambda: transition.value,
-    )
+    bootstrap_value = when_any(truncated, truncated_values, no_values, policy, next_slots, truncated)
     state = reset_finished(env, next_state, reset_key)
     return state, dataclasses.replace(transition, bootstrap_value=bootstrap_value), next_state.done
 
@@ -163,14 +160,31 @@ def record_step(
     return next_state, transition, next_slots
 
 
+def truncated_values(policy: Player, next_slots: Slots, truncated: Array) -> Array:
+    """The critic's value of each truncated slot's pre-reset next observation, 0 elsewhere."""
+    return jnp.where(truncated, policy.value(next_slots), 0.0)
+
+
+def truncated_memory_values(
+    policy_and_hidden: tuple[RecurrentRolloutPolicy, Array], next_slots: Slots, truncated: Array
+) -> Array:
+    """`truncated_values` of a recurrent policy, one step on from its hidden state."""
+    policy, hidden = policy_and_hidden
+    return jnp.where(truncated, policy.value_memory(hidden, next_slots), 0.0)
+
+
+def no_values(policy: Any, next_slots: Slots, truncated: Array) -> Array:
+    """`truncated_values` on a step without truncations."""
+    return jnp.zeros(truncated.shape, jnp.float32)
+
+
 def reset_finished(env: Any, next_state: State | MARLState, reset_key: PRNGKeyArray) -> State | MARLState:
-    """Reset the envs whose episode just ended (only on steps where some did)."""
-    return jax.lax.cond(
-        next_state.done.any(),
-        lambda finished: env.reset(key=reset_key, state=finished, done=finished.done),
-        lambda going_on: going_on,
-        next_state,
-    )
+    """Reset the envs whose episode just ended (only on steps where some did, `when_any`)."""
+
+    def reset(finished: State | MARLState, key: PRNGKeyArray) -> State | MARLState:
+        return env.reset(key=key, state=finished, done=finished.done)
+
+    return when_any(next_state.done, reset, lambda going_on, _: going_on, next_state, reset_key)
 
 
 def recurrent_rollout_step(
@@ -186,11 +200,8 @@ def recurrent_rollout_step(
     slots = read_slots(state)
     hidden, action, log_prob, value = policy.act_memory(memory.at_step_start(), slots, act_key)
     next_state, transition, next_slots = record_step(env, policy, state, slots, action, log_prob)
-    bootstrap_value = jax.lax.cond(
-        transition.truncation.any(),
-        lambda: policy.value_memory(hidden, next_slots),
-        lambda: jnp.zeros_like(value),
-    )
+    truncated = transition.truncation
+    bootstrap_value = when_any(truncated, truncated_memory_values, no_values, (policy, hidden), next_slots, truncated)
     transition = dataclasses.replace(
         transition, value=value, bootstrap_value=bootstrap_value, episode_start=memory.episode_ended
     )
