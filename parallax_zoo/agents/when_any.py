@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.custom_batching import custom_vmap
 from jaxtyping import Array
+
+from parallax_zoo.agents.array_leaves import join_arrays, split_arrays
 
 Out = TypeVar("Out")
 
@@ -28,19 +29,11 @@ def when_any(pred: Array, compute: Callable[..., Out], otherwise: Callable[..., 
     values; pass those in `operands` (their leaves that are not arrays, such as a player that is not a pytree,
     pass through as they are).
     """
-    leaves, structure = jax.tree_util.tree_flatten(operands)
-    dynamic = [isinstance(leaf, (jax.Array, np.ndarray, np.generic)) for leaf in leaves]
-    arrays = [leaf for leaf, is_array in zip(leaves, dynamic) if is_array]
+    arrays, structure = split_arrays(operands)
 
     def rebuilt(branch: Callable[..., Out]) -> Callable[..., Out]:
         """`branch` taking only the operands' arrays, the other leaves filled back in."""
-
-        def call(*arrays: Any) -> Out:
-            given = iter(arrays)
-            full = [next(given) if is_array else leaf for leaf, is_array in zip(leaves, dynamic)]
-            return branch(*jax.tree_util.tree_unflatten(structure, full))
-
-        return call
+        return lambda *arrays: branch(*join_arrays(arrays, structure))
 
     return _when_any(pred, rebuilt(compute), rebuilt(otherwise), *arrays)
 

@@ -21,11 +21,11 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import jax
-import numpy as np
 from jax.sharding import Mesh
 from jaxtyping import Array, PRNGKeyArray
 
 from parallax.core import AnyEnv
+from parallax_zoo.agents.array_leaves import join_arrays, split_arrays
 from parallax_zoo.agents.player import Player
 from parallax_zoo.agents.rollout import play_episodes
 from parallax_zoo.agents.selfplay import Results, head_to_head
@@ -63,7 +63,7 @@ def _run(
     max_steps: int,
     mesh: Mesh | None,
 ) -> Any:
-    arrays, structure = _split(players)
+    arrays, structure = split_arrays(players)
     compile_ = _compile_cached if _hashable((env, structure)) else _compile  # something unhashable: compile afresh
     return compile_(kind, env, episodes, max_steps, mesh, structure)(arrays, key)
 
@@ -72,7 +72,7 @@ def _compile(
     kind: str, env: AnyEnv, episodes: int, max_steps: int, mesh: Mesh | None, structure: Hashable
 ) -> Callable[[list[Array], PRNGKeyArray], Any]:
     def run(arrays: list[Array], key: PRNGKeyArray) -> Any:
-        players = _join(arrays, structure)
+        players = join_arrays(arrays, structure)
         if kind == "episodes":
             return play_episodes(env, players[0], key, episodes, max_steps, mesh)
         return head_to_head(env, players[0], players[1], key, episodes, max_steps, mesh)
@@ -95,22 +95,3 @@ def _hashable(value: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-_ARRAY = object()
-"""Marks where an array leaf goes back in `_join`."""
-
-
-def _split(players: Any) -> tuple[list[Array], Hashable]:
-    """The players' array leaves, and the rest (tree structure and other leaves) as one hashable key."""
-    leaves, treedef = jax.tree_util.tree_flatten(players)
-    is_array = [isinstance(leaf, (jax.Array, np.ndarray, np.generic)) for leaf in leaves]
-    arrays = [leaf for leaf, array in zip(leaves, is_array) if array]
-    static = tuple(_ARRAY if array else leaf for leaf, array in zip(leaves, is_array))
-    return arrays, (treedef, static)
-
-
-def _join(arrays: list[Array], structure: Any) -> Any:
-    treedef, static = structure
-    remaining = iter(arrays)
-    return jax.tree_util.tree_unflatten(treedef, [next(remaining) if leaf is _ARRAY else leaf for leaf in static])
